@@ -1,0 +1,45 @@
+/* codec.h - bytes-to-bytes codecs: compressors and checksums.
+ *
+ * A zf_codec is parsed once from array metadata, is immutable afterwards and
+ * may be used by many threads at once (per-thread decoder state is kept
+ * internally in thread-local storage).  Decoding writes into a caller-owned
+ * buffer of explicit capacity and never trusts a size read from the input:
+ * output that would exceed the capacity is an error (ZF_ECORRUPT). */
+#ifndef ZF_CODEC_H
+#define ZF_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+typedef struct zf_codec zf_codec;
+
+/* Parse a v3 codec entry (object {"name","configuration"} or bare string) that
+ * names a bytes-to-bytes codec: zstd, gzip, blosc, crc32c.  On success *out
+ * owns a new codec (free with zf_codec_free).  ZF_ENOTFOUND if the name is not
+ * a bytes-to-bytes codec known here (the caller may know it as another kind),
+ * ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason in err otherwise. */
+int zf_codec_from_v3(const cJSON *entry, zf_codec **out, char *err, size_t errcap);
+
+/* Parse a v2 "compressor" object (id zstd, blosc, zlib, gzip, bz2, lz4).
+ * A JSON null is not a codec: the caller handles it. */
+int zf_codec_from_v2(const cJSON *compressor, zf_codec **out, char *err, size_t errcap);
+
+/* Free a codec; NULL is allowed. */
+void zf_codec_free(zf_codec *c);
+
+/* Name of the codec as written in metadata ("zstd", "blosc", ...). */
+const char *zf_codec_name(const zf_codec *c);
+
+/* Decode n bytes at in into out (capacity cap); *outn gets the decoded size.
+ * Returns 0, or ZF_ECORRUPT with a reason in err (also when the output would
+ * not fit in cap), or ZF_ENOMEM. */
+int zf_codec_decode(const zf_codec *c, const uint8_t *in, size_t n, uint8_t *out,
+                    size_t cap, size_t *outn, char *err, size_t errcap);
+
+/* An upper bound on the encoded size of `decoded` bytes under any codec here;
+ * used as the capacity of intermediate stages of a pipeline. */
+size_t zf_codec_bound(size_t decoded);
+
+#endif

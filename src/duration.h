@@ -1,0 +1,64 @@
+/* duration.h - timedelta64 units and the text of one duration value.
+ *
+ * A value is a stored int64 v of a numpy.timedelta64 data type with a unit and
+ * a scale factor (1..2^31-1); the duration it denotes is v * scale * unit,
+ * computed exactly (no 64-bit overflow).  v == INT64_MIN is NaT.
+ *
+ * A zf_fmt is immutable after zf_fmt_init() and may be shared by any number of
+ * threads.  Formatting writes into a caller buffer and never allocates. */
+#ifndef ZF_DURATION_H
+#define ZF_DURATION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ZF_NAT INT64_MIN
+
+typedef enum zf_unit {
+    ZF_UNIT_Y, ZF_UNIT_M, ZF_UNIT_W, ZF_UNIT_D, ZF_UNIT_h, ZF_UNIT_m, ZF_UNIT_s,
+    ZF_UNIT_ms, ZF_UNIT_us, ZF_UNIT_ns, ZF_UNIT_ps, ZF_UNIT_fs, ZF_UNIT_as,
+    ZF_UNIT_GENERIC
+} zf_unit;
+
+typedef enum zf_format {
+    ZF_FORMAT_PANDAS,  /* str(pandas.Timedelta), extended exactly beyond pandas */
+    ZF_FORMAT_ISO,     /* ISO 8601 duration: P[nD][T[nH][nM][n[.f]S]] */
+    ZF_FORMAT_NUMPY,   /* str(numpy.timedelta64(v, 'SCALEunit')), exact product */
+    ZF_FORMAT_SECONDS, /* exact decimal seconds */
+    ZF_FORMAT_RAW      /* the stored integer */
+} zf_format;
+
+/* Longest text of one non-NaT value in any format, in bytes. */
+#define ZF_VALUE_MAX 160
+/* Longest NaT text accepted by zf_fmt_init, in bytes. */
+#define ZF_NAT_MAX 255
+
+typedef struct zf_fmt {
+    zf_format format;
+    zf_unit unit;
+    uint32_t scale;
+    uint8_t nat_len;
+    char nat[ZF_NAT_MAX + 1];
+} zf_fmt;
+
+/* Parse a unit identifier ("Y".."as", "us" or "μs", "generic"); 0 or ZF_EINVAL. */
+int zf_unit_parse(const char *s, zf_unit *out);
+
+/* Canonical identifier of a unit ("us" for microseconds, "generic"). */
+const char *zf_unit_name(zf_unit u);
+
+/* Parse a format name ("pandas", "iso", "numpy", "seconds", "raw"); 0 or ZF_EINVAL. */
+int zf_format_parse(const char *s, zf_format *out);
+
+/* Set up a formatter; nat is the text for NaT (NUL-terminated, at most
+ * ZF_NAT_MAX bytes, used verbatim).  Returns 0 or ZF_EINVAL. */
+int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const char *nat);
+
+/* Write the text of v into out (capacity at least ZF_VALUE_MAX and at least
+ * f->nat_len); no NUL, no newline.  Returns the number of bytes written. */
+size_t zf_fmt_value(const zf_fmt *f, int64_t v, char *out);
+
+/* Length of the text zf_fmt_value would write for v (cheaper than formatting). */
+size_t zf_fmt_len(const zf_fmt *f, int64_t v);
+
+#endif
