@@ -1,0 +1,181 @@
+/* main.c - zarrfs: command line, store validation, mount and session loop. */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "zarrfs.h"
+
+typedef struct cli {
+    char *store;
+    char *cache_size;
+    char *format;
+    char *nat;
+    int follow_symlinks;
+    int nonopts;
+} cli;
+
+#define OPT(t, f, v) {t, offsetof(cli, f), v}
+static const struct fuse_opt cli_spec[] = {
+    OPT("cache_size=%s", cache_size, 0),
+    OPT("format=%s", format, 0),
+    OPT("nat=%s", nat, 0),
+    OPT("follow_symlinks", follow_symlinks, 1),
+    FUSE_OPT_END
+};
+
+/* the first non-option is STORE, the second (kept for libfuse) MOUNTPOINT */
+static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+    cli *c = data;
+    if (key != FUSE_OPT_KEY_NONOPT)
+        return 1;
+    if (c->nonopts++ == 0) {
+        c->store = strdup(arg);
+        return 0;
+    }
+    return 1;
+}
+
+static void usage(const char *prog)
+{
+    printf("usage: %s [options] STORE MOUNTPOINT\n\n"
+           "Mount the Zarr store STORE (a directory, format v3 or v2) read-only at\n"
+           "MOUNTPOINT, showing every numpy.timedelta64 array NAME as NAME.txt (one\n"
+           "duration per line) and NAME.csv (indices and duration).\n\n"
+           "zarrfs options:\n"
+           "    -o cache_size=BYTES    bound on decoded chunk memory (K/M/G suffixes; default 256M)\n"
+           "    -o format=FORMAT       pandas (default), iso, numpy, seconds or raw\n"
+           "    -o nat=TEXT            text shown for NaT (default NaT)\n"
+           "    -o follow_symlinks     follow symlinks that leave the store\n\n", prog);
+}
+
+/* parse "256M"-style sizes; 0 on error */
+static size_t parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return 0;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if ((*end == 'B' || *end == 'b') && end[1] == '\0')
+        end++;
+    if (*end || v > (SIZE_MAX >> shift))
+        return 0;
+    return (size_t)v << shift;
+}
+
+static int fail(const char *msg, const char *arg)
+{
+    fprintf(stderr, "zarrfs: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    return 1;
+}
+
+/* run the session until unmounted or signalled */
+static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
+{
+    struct fuse_session *se = fuse_session_new(args, &zf_fs_ops, sizeof zf_fs_ops, fs);
+    if (!se)
+        return 1;
+    int rc = 1;
+    if (fuse_set_signal_handlers(se) == 0) {
+        if (fuse_session_mount(se, o->mountpoint) == 0) {
+            fuse_daemonize(o->foreground);
+            if (o->singlethread) {
+                rc = fuse_session_loop(se);
+            } else {
+                struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+                fuse_loop_cfg_set_clone_fd(cfg, (unsigned)o->clone_fd);
+                fuse_loop_cfg_set_max_threads(cfg, o->max_threads);
+                if (o->max_idle_threads != UINT_MAX)
+                    fuse_loop_cfg_set_idle_threads(cfg, o->max_idle_threads);
+                rc = fuse_session_loop_mt(se, cfg);
+                fuse_loop_cfg_destroy(cfg);
+            }
+            fuse_session_unmount(se);
+            rc = rc < 0 ? 1 : 0; /* a signal ends the loop normally */
+        }
+        fuse_remove_signal_handlers(se);
+    }
+    fuse_session_destroy(se);
+    return rc;
+}
+
+static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
+{
+    size_t cache_bytes = c->cache_size ? parse_size(c->cache_size) : (size_t)256 << 20;
+    zf_layout_opts lo = {.format = ZF_FORMAT_PANDAS, .nat = c->nat ? c->nat : "NaT"};
+    if (!cache_bytes)
+        return fail("invalid cache_size", c->cache_size);
+    if (c->format && zf_format_parse(c->format, &lo.format))
+        return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
+    if (strlen(lo.nat) > ZF_NAT_MAX)
+        return fail("nat text is too long", NULL);
+    zf_store *store = NULL;
+    zf_cache *cache = zf_cache_new(cache_bytes);
+    zf_tree *tree = NULL;
+    int rc = zf_store_open(c->store, c->follow_symlinks, &store);
+    if (rc)
+        return fail(rc == ZF_ENOTFOUND ? "store not found or not a directory" : "cannot open store", c->store);
+    struct stat st;
+    fstatat(AT_FDCWD, c->store, &st, 0);
+    if (!cache || (rc = zf_tree_build(store, cache, &lo, &tree))) {
+        int r = fail(rc == ZF_ENOTFOUND ? "not a Zarr store (no zarr.json, .zgroup or .zarray)"
+                                       : "cannot read store", c->store);
+        zf_store_close(store);
+        zf_cache_free(cache);
+        return r;
+    }
+    zf_fs fs = {.tree = tree, .timeout = 86400.0, .uid = getuid(), .gid = getgid(), .mtime = st.st_mtim};
+    rc = serve(args, o, &fs);
+    zf_tree_free(tree);
+    zf_cache_free(cache);
+    zf_store_close(store);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    struct fuse_cmdline_opts o;
+    cli c = {0};
+    int rc = 1;
+    memset(&o, 0, sizeof o);
+    if (fuse_opt_parse(&args, &c, cli_spec, cli_proc) != 0 || fuse_parse_cmdline(&args, &o) != 0)
+        goto out;
+    if (o.show_help) {
+        usage(argv[0]);
+        fuse_cmdline_help();
+        fuse_lowlevel_help();
+        rc = 0;
+    } else if (o.show_version) {
+        printf("zarrfs version %s\n", ZF_VERSION);
+        fuse_lowlevel_version();
+        rc = 0;
+    } else if (!c.store || !o.mountpoint) {
+        fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT (see --help)\n", argv[0]);
+    } else {
+        fuse_opt_add_arg(&args, "-oro,fsname=zarrfs,subtype=zarrfs,default_permissions");
+        rc = run(&args, &o, &c);
+    }
+out:
+    free(o.mountpoint);
+    free(c.store);
+    free(c.cache_size);
+    free(c.format);
+    free(c.nat);
+    fuse_opt_free_args(&args);
+    return rc;
+}

@@ -1,0 +1,228 @@
+/* ops.c - FUSE low-level operations over the core tree; the only place where
+ * core error codes become errno values. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "err.h"
+#include "zarrfs.h"
+
+#define READ_MAX (1u << 20)
+
+static zf_fs *fs_of(fuse_req_t req)
+{
+    return fuse_req_userdata(req);
+}
+
+/* attributes of a node; a file's size may run the size pass */
+static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = n->ino;
+    st->st_uid = fs->uid;
+    st->st_gid = fs->gid;
+    st->st_atim = st->st_mtim = st->st_ctim = fs->mtime;
+    st->st_blksize = 4096;
+    if (n->is_dir) {
+        st->st_mode = S_IFDIR | 0555;
+        st->st_nlink = 2;
+        return 0;
+    }
+    uint64_t size;
+    int rc = zf_layout_size(n->layout, n->view, &size);
+    if (rc)
+        return zf_err_errno(rc);
+    st->st_mode = S_IFREG | 0444;
+    st->st_nlink = 1;
+    st->st_size = (off_t)size;
+    st->st_blocks = (blkcnt_t)((size + 511) / 512);
+    return 0;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+    if (conn->capable & FUSE_CAP_ASYNC_READ)
+        conn->want |= FUSE_CAP_ASYNC_READ;
+    conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS;
+    conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    zf_fs *fs = fs_of(req);
+    const zf_node *n = zf_tree_lookup(fs->tree, parent, name);
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    e.entry_timeout = fs->timeout;
+    e.attr_timeout = fs->timeout;
+    if (!n) { /* cache the negative answer too */
+        fuse_reply_entry(req, &e);
+        return;
+    }
+    int err = node_attr(fs, n, &e.attr);
+    if (err) {
+        fuse_reply_err(req, err);
+        return;
+    }
+    e.ino = n->ino;
+    e.generation = 1;
+    fuse_reply_entry(req, &e);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    zf_fs *fs = fs_of(req);
+    const zf_node *n = zf_tree_node(fs->tree, ino);
+    struct stat st;
+    int err = n ? node_attr(fs, n, &st) : ENOENT;
+    if (err)
+        fuse_reply_err(req, err);
+    else
+        fuse_reply_attr(req, &st, fs->timeout);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    const zf_node *n = zf_tree_node(fs_of(req)->tree, ino);
+    if (!n)
+        fuse_reply_err(req, ENOENT);
+    else if (!n->is_dir)
+        fuse_reply_err(req, ENOTDIR);
+    else {
+        fi->cache_readdir = 1;
+        fi->keep_cache = 1;
+        fuse_reply_open(req, fi);
+    }
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi)
+{
+    const zf_tree *t = fs_of(req)->tree;
+    const zf_node *d = zf_tree_node(t, ino);
+    if (!d || !d->is_dir) {
+        fuse_reply_err(req, ENOTDIR);
+        return;
+    }
+    char *buf = malloc(size);
+    if (!buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    size_t used = 0;
+    for (uint64_t i = (uint64_t)off; i < d->nchildren + 2; i++) {
+        const zf_node *c = i < 2 ? NULL : zf_tree_node(t, d->children[i - 2]);
+        struct stat st = {.st_ino = i == 0 ? d->ino : i == 1 ? d->parent : c->ino};
+        st.st_mode = (i < 2 || c->is_dir) ? S_IFDIR : S_IFREG;
+        const char *name = i == 0 ? "." : i == 1 ? ".." : c->name;
+        size_t need = fuse_add_direntry(req, buf + used, size - used, name, &st, (off_t)(i + 1));
+        if (need > size - used)
+            break;
+        used += need;
+    }
+    fuse_reply_buf(req, buf, used);
+    free(buf);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    const zf_node *n = zf_tree_node(fs_of(req)->tree, ino);
+    if (!n)
+        fuse_reply_err(req, ENOENT);
+    else if (n->is_dir)
+        fuse_reply_err(req, EISDIR);
+    else if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
+        fuse_reply_err(req, EROFS);
+    else {
+        fi->keep_cache = 1; /* the text never changes while mounted */
+        fuse_reply_open(req, fi);
+    }
+}
+
+static pthread_key_t read_buf_key;
+static pthread_once_t read_buf_once = PTHREAD_ONCE_INIT;
+
+static void make_read_buf_key(void)
+{
+    pthread_key_create(&read_buf_key, free);
+}
+
+/* this worker thread's read buffer (READ_MAX bytes, freed at thread exit) */
+static char *read_buf(void)
+{
+    pthread_once(&read_buf_once, make_read_buf_key);
+    char *buf = pthread_getspecific(read_buf_key);
+    if (!buf && (buf = malloc(READ_MAX)))
+        pthread_setspecific(read_buf_key, buf);
+    return buf;
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+    char *buf;
+    const zf_node *n = zf_tree_node(fs_of(req)->tree, ino);
+    if (!n || n->is_dir || off < 0) {
+        fuse_reply_err(req, n && n->is_dir ? EISDIR : EINVAL);
+        return;
+    }
+    if (size > READ_MAX)
+        size = READ_MAX;
+    if (!(buf = read_buf())) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    size_t got = 0;
+    int rc = zf_layout_read(n->layout, n->view, (uint64_t)off, buf, size, &got);
+    if (rc)
+        fuse_reply_err(req, zf_err_errno(rc));
+    else
+        fuse_reply_buf(req, buf, got);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    struct statvfs sv = {.f_bsize = 4096, .f_frsize = 4096, .f_namemax = 255,
+                         .f_files = zf_tree_count(fs_of(req)->tree), .f_flag = ST_RDONLY};
+    fuse_reply_statfs(req, &sv);
+}
+
+static void op_rofs(fuse_req_t req)
+{
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi) { op_rofs(req); }
+static void op_mknod(fuse_req_t req, fuse_ino_t p, const char *name, mode_t mode, dev_t rdev) { op_rofs(req); }
+static void op_mkdir(fuse_req_t req, fuse_ino_t p, const char *name, mode_t mode) { op_rofs(req); }
+static void op_unlink(fuse_req_t req, fuse_ino_t p, const char *name) { op_rofs(req); }
+static void op_rename(fuse_req_t req, fuse_ino_t p, const char *name, fuse_ino_t np,
+                      const char *nn, unsigned int flags) { op_rofs(req); }
+static void op_create(fuse_req_t req, fuse_ino_t p, const char *name, mode_t mode,
+                      struct fuse_file_info *fi) { op_rofs(req); }
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t p, const char *name) { op_rofs(req); }
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t np, const char *nn) { op_rofs(req); }
+
+const struct fuse_lowlevel_ops zf_fs_ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .getattr = op_getattr,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .open = op_open,
+    .read = op_read,
+    .statfs = op_statfs,
+    .setattr = op_setattr,
+    .mknod = op_mknod,
+    .mkdir = op_mkdir,
+    .unlink = op_unlink,
+    .rmdir = op_unlink,
+    .rename = op_rename,
+    .create = op_create,
+    .symlink = op_symlink,
+    .link = op_link,
+};

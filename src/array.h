@@ -1,0 +1,45 @@
+/* array.h - one timedelta64 array of a store: metadata plus chunk access.
+ *
+ * Chunks are addressed by their linear index in C order over the chunk grid.
+ * A missing chunk reads as the fill value; a damaged one fails with
+ * ZF_ECORRUPT and a log line naming its key and the reason.  Decoded chunks
+ * live in the shared zf_cache.  Thread-safe. */
+#ifndef ZF_ARRAY_H
+#define ZF_ARRAY_H
+
+#include <stdint.h>
+
+#include "cache.h"
+#include "meta.h"
+#include "store.h"
+
+typedef struct zf_array zf_array;
+
+/* Create an array reading from store under key prefix path ("" for the root,
+ * else "a/b"); takes ownership of *meta's contents (meta is cleared).  The
+ * store and cache must outlive the array.  NULL on allocation failure. */
+zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, zf_cache *cache);
+
+/* Free an array; NULL is allowed. */
+void zf_array_free(zf_array *a);
+
+/* The array's metadata (owned by the array). */
+const zf_meta *zf_array_meta(const zf_array *a);
+
+/* The array's key prefix in the store ("" for a root array). */
+const char *zf_array_path(const zf_array *a);
+
+/* Number of chunks along dimension d, and in total. */
+uint64_t zf_array_grid(const zf_array *a, unsigned d);
+uint64_t zf_array_nchunks(const zf_array *a);
+
+/* Get decoded chunk `index` with one cache reference (zf_array_put_chunk). */
+int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);
+
+/* Give back a chunk reference; NULL is allowed. */
+void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
+
+/* Is chunk `index` present in the store (1) or missing (0)?  No decoding. */
+int zf_array_chunk_present(const zf_array *a, uint64_t index);
+
+#endif

@@ -1,0 +1,238 @@
+/* cache.c - LRU chunk cache with per-key single-flight loading. */
+#include "cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "err.h"
+
+enum { LOADING, READY, FAILED };
+
+typedef struct entry {
+    zf_chunk pub;          /* first member: a zf_chunk* is an entry* */
+    uint64_t owner, index;
+    int state, err;
+    unsigned refs;         /* callers + 1 while linked in the table */
+    int linked;
+    size_t bytes;
+    struct entry *hnext;   /* hash chain */
+    struct entry *prev, *next; /* LRU list, most recent at head */
+} entry;
+
+struct zf_cache {
+    pthread_mutex_t mu;
+    pthread_cond_t loaded;
+    size_t capacity, used;
+    size_t nbuckets, count;
+    entry **buckets;
+    entry *head, *tail;
+};
+
+static size_t hash(uint64_t owner, uint64_t index)
+{
+    uint64_t h = owner * 0x9E3779B97F4A7C15ull ^ (index + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h ^ (h >> 29));
+}
+
+zf_cache *zf_cache_new(size_t capacity)
+{
+    zf_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->nbuckets = 256;
+    c->buckets = calloc(c->nbuckets, sizeof *c->buckets);
+    if (!c->buckets) {
+        free(c);
+        return NULL;
+    }
+    c->capacity = capacity;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->loaded, NULL);
+    return c;
+}
+
+static void entry_free(entry *e)
+{
+    free((void *)e->pub.values);
+    free(e);
+}
+
+void zf_cache_free(zf_cache *c)
+{
+    if (!c)
+        return;
+    for (entry *e = c->head, *n; e; e = n) {
+        n = e->next;
+        entry_free(e);
+    }
+    free(c->buckets);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->loaded);
+    free(c);
+}
+
+static entry **slot(zf_cache *c, uint64_t owner, uint64_t index)
+{
+    entry **p = &c->buckets[hash(owner, index) & (c->nbuckets - 1)];
+    while (*p && ((*p)->owner != owner || (*p)->index != index))
+        p = &(*p)->hnext;
+    return p;
+}
+
+static void grow(zf_cache *c)
+{
+    size_t n = c->nbuckets * 2;
+    entry **b = calloc(n, sizeof *b);
+    if (!b)
+        return; /* keep the old table: longer chains, still correct */
+    for (size_t i = 0; i < c->nbuckets; i++) {
+        for (entry *e = c->buckets[i], *next; e; e = next) {
+            next = e->hnext;
+            size_t h = hash(e->owner, e->index) & (n - 1);
+            e->hnext = b[h];
+            b[h] = e;
+        }
+    }
+    free(c->buckets);
+    c->buckets = b;
+    c->nbuckets = n;
+}
+
+static void lru_unlink(zf_cache *c, entry *e)
+{
+    if (e->prev) e->prev->next = e->next; else c->head = e->next;
+    if (e->next) e->next->prev = e->prev; else c->tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void lru_push(zf_cache *c, entry *e)
+{
+    e->next = c->head;
+    e->prev = NULL;
+    if (c->head) c->head->prev = e; else c->tail = e;
+    c->head = e;
+}
+
+/* remove from table and LRU; drops the table's reference */
+static void unlink_entry(zf_cache *c, entry *e)
+{
+    *slot(c, e->owner, e->index) = e->hnext;
+    lru_unlink(c, e);
+    e->linked = 0;
+    c->count--;
+    c->used -= e->bytes;
+    if (--e->refs == 0)
+        entry_free(e);
+}
+
+static void evict(zf_cache *c)
+{
+    entry *e = c->tail;
+    while (c->used > c->capacity && e) {
+        entry *prev = e->prev;
+        if (e->refs == 1 && e->state == READY)
+            unlink_entry(c, e);
+        e = prev;
+    }
+}
+
+/* wait for a load in progress; returns with a reference held or an error */
+static int wait_loaded(zf_cache *c, entry *e, zf_chunk **out)
+{
+    e->refs++;
+    while (e->state == LOADING)
+        pthread_cond_wait(&c->loaded, &c->mu);
+    if (e->state == READY) {
+        *out = &e->pub;
+        return ZF_OK;
+    }
+    int rc = e->err;
+    if (--e->refs == 0)
+        entry_free(e);
+    return rc;
+}
+
+static int load_new(zf_cache *c, entry *e, zf_chunk_loader load, void *ctx, zf_chunk **out)
+{
+    pthread_mutex_unlock(&c->mu);
+    int64_t *values = NULL;
+    uint64_t n = 0;
+    int rc = load(ctx, e->index, &values, &n);
+    pthread_mutex_lock(&c->mu);
+    if (rc == ZF_OK) {
+        e->pub.values = values;
+        e->pub.n = n;
+        e->bytes = (size_t)n * sizeof(int64_t) + sizeof(entry);
+        c->used += e->bytes;
+        e->state = READY;
+        *out = &e->pub;
+        evict(c);
+    } else {
+        e->state = FAILED;
+        e->err = rc;
+        unlink_entry(c, e); /* drops the table's reference; ours remains */
+        e->refs--;
+        if (e->refs == 0)
+            entry_free(e);
+    }
+    pthread_cond_broadcast(&c->loaded);
+    return rc;
+}
+
+int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader load, void *ctx,
+                 zf_chunk **out)
+{
+    pthread_mutex_lock(&c->mu);
+    entry *e = *slot(c, owner, index);
+    int rc;
+    if (e) {
+        lru_unlink(c, e);
+        lru_push(c, e);
+        rc = wait_loaded(c, e, out);
+    } else if (!(e = calloc(1, sizeof *e))) {
+        rc = ZF_ENOMEM;
+    } else {
+        e->owner = owner;
+        e->index = index;
+        e->state = LOADING;
+        e->refs = 2; /* the table's and ours */
+        e->linked = 1;
+        e->hnext = NULL;
+        *slot(c, owner, index) = e;
+        lru_push(c, e);
+        if (++c->count > c->nbuckets)
+            grow(c);
+        rc = load_new(c, e, load, ctx, out);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int zf_cache_contains(zf_cache *c, uint64_t owner, uint64_t index)
+{
+    pthread_mutex_lock(&c->mu);
+    int found = *slot(c, owner, index) != NULL;
+    pthread_mutex_unlock(&c->mu);
+    return found;
+}
+
+void zf_cache_put(zf_cache *c, zf_chunk *chunk)
+{
+    if (!chunk)
+        return;
+    entry *e = (entry *)chunk;
+    pthread_mutex_lock(&c->mu);
+    if (--e->refs == 0)
+        entry_free(e);
+    else if (e->linked)
+        evict(c);
+    pthread_mutex_unlock(&c->mu);
+}
+
+size_t zf_cache_bytes(zf_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    size_t n = c->used;
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}

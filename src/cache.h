@@ -1,0 +1,54 @@
+/* cache.h - bounded, refcounted cache of decoded chunks.
+ *
+ * Contract:
+ *  - Entries are keyed by (owner, index): owner identifies an array, index a
+ *    chunk of it.  An entry's values are immutable once loaded.
+ *  - zf_cache_get returns an entry holding one reference for the caller, who
+ *    must give it back with zf_cache_put.  The cache holds its own reference
+ *    while the entry is resident.
+ *  - On a miss exactly one caller runs the loader; concurrent callers of the
+ *    same key wait for it and share the result (or its error).  Errors are not
+ *    cached: a later get loads again.
+ *  - Resident bytes (values plus a small per-entry overhead) are kept at or
+ *    under the capacity by evicting least recently used entries that no caller
+ *    holds.  Entries still held may push the total over capacity until they are
+ *    put; memory is therefore bounded by capacity + the chunks in use.
+ *  - All functions are thread-safe. */
+#ifndef ZF_CACHE_H
+#define ZF_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct zf_cache zf_cache;
+
+typedef struct zf_chunk {
+    const int64_t *values; /* n decoded values, C order of the chunk */
+    uint64_t n;
+} zf_chunk;
+
+/* Load chunk `index` of `owner`: on success *values is a malloc'd array of *n
+ * values whose ownership passes to the cache.  Returns 0 or a zf_err. */
+typedef int (*zf_chunk_loader)(void *ctx, uint64_t index, int64_t **values, uint64_t *n);
+
+/* New cache bounded to capacity bytes; NULL on allocation failure. */
+zf_cache *zf_cache_new(size_t capacity);
+
+/* Free the cache and every entry; no entry may still be held.  NULL is allowed. */
+void zf_cache_free(zf_cache *c);
+
+/* Look up (owner, index), loading it with load(ctx, ...) on a miss.  On
+ * success *out holds one reference (release with zf_cache_put). */
+int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader load, void *ctx,
+                 zf_chunk **out);
+
+/* Is (owner, index) resident or being loaded?  (A hint for prefetching.) */
+int zf_cache_contains(zf_cache *c, uint64_t owner, uint64_t index);
+
+/* Give back a reference obtained from zf_cache_get; NULL is allowed. */
+void zf_cache_put(zf_cache *c, zf_chunk *chunk);
+
+/* Resident bytes now (for tests and statistics). */
+size_t zf_cache_bytes(zf_cache *c);
+
+#endif

@@ -1,0 +1,444 @@
+/* layout.c - exact text geometry of an array's .txt and .csv views. */
+#include "layout.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "textutil.h"
+
+#define B ZF_LAYOUT_BLOCK
+
+enum { UNSIZED, SIZING, SIZED };
+
+struct zf_layout {
+    zf_array *a;
+    const zf_meta *m;
+    zf_fmt fmt, csvfmt;
+    int csv_nat_differs;
+    char *header;
+    size_t header_len;
+    size_t line_max;              /* longest possible csv line */
+    unsigned ndim;
+    uint64_t nelems, nblocks, nchunks;
+    uint64_t stride[ZF_MAX_DIMS]; /* global C-order strides */
+    uint64_t cstride[ZF_MAX_DIMS];/* strides inside a chunk */
+    unsigned threads;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int state;
+    uint64_t *off[2];             /* [view][block] byte offset, nblocks + 1 entries */
+    uint8_t *bad;                 /* bitmap of chunks that failed to decode */
+};
+
+/* geometry of one chunk: first element and extent inside the array */
+typedef struct cgeom {
+    uint64_t origin[ZF_MAX_DIMS], extent[ZF_MAX_DIMS];
+} cgeom;
+
+static void chunk_geom(const zf_layout *l, uint64_t ci, cgeom *g)
+{
+    for (unsigned d = l->ndim; d-- > 0;) {
+        uint64_t gd = zf_array_grid(l->a, d);
+        uint64_t k = ci % gd;
+        ci /= gd;
+        g->origin[d] = k * l->m->chunks[d];
+        uint64_t rest = l->m->shape[d] - g->origin[d];
+        g->extent[d] = rest < l->m->chunks[d] ? rest : l->m->chunks[d];
+    }
+}
+
+static int is_bad(const zf_layout *l, uint64_t ci)
+{
+    const uint8_t *bad = __atomic_load_n(&l->bad, __ATOMIC_ACQUIRE);
+    return bad && (__atomic_load_n(&bad[ci / 8], __ATOMIC_RELAXED) >> (ci % 8) & 1);
+}
+
+static int mark_bad(zf_layout *l, uint64_t ci)
+{
+    pthread_mutex_lock(&l->mu);
+    if (!l->bad)
+        __atomic_store_n(&l->bad, calloc((size_t)(l->nchunks / 8 + 1), 1), __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&l->mu);
+    if (!l->bad)
+        return ZF_ENOMEM;
+    __atomic_fetch_or(&l->bad[ci / 8], (uint8_t)(1u << (ci % 8)), __ATOMIC_RELAXED);
+    return ZF_OK;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static int build_header(zf_layout *l, const char *name)
+{
+    zf_sbuf sb = {0};
+    char dim[32];
+    for (unsigned d = 0; d < l->ndim; d++) {
+        const char *dn = l->m->dim_names[d];
+        if (!dn) {
+            zf_u64_text((uint64_t)d, dim + 4);
+            memcpy(dim, "dim_", 4);
+            dn = dim;
+        }
+        zf_sbuf_csv_field(&sb, dn);
+        zf_sbuf_add(&sb, ",", 1);
+    }
+    zf_sbuf_csv_field(&sb, name);
+    zf_sbuf_add(&sb, "\n", 1);
+    if (sb.failed)
+        return ZF_ENOMEM;
+    l->header = sb.data;
+    l->header_len = sb.len;
+    return ZF_OK;
+}
+
+zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *opts)
+{
+    zf_layout *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->a = a;
+    l->m = zf_array_meta(a);
+    l->ndim = l->m->ndim;
+    l->nelems = l->m->nelems;
+    l->nblocks = (l->nelems + B - 1) / B;
+    l->nchunks = zf_array_nchunks(a);
+    char qnat[2 * ZF_NAT_MAX + 3];
+    zf_csv_quote(opts->nat, qnat, sizeof qnat);
+    if (zf_fmt_init(&l->fmt, opts->format, l->m->unit, l->m->scale, opts->nat) ||
+        zf_fmt_init(&l->csvfmt, opts->format, l->m->unit, l->m->scale, qnat) ||
+        build_header(l, name)) {
+        free(l);
+        return NULL;
+    }
+    l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
+    uint64_t s = 1, cs = 1;
+    for (unsigned d = l->ndim; d-- > 0;) {
+        l->stride[d] = s;
+        s *= l->m->shape[d];
+        l->cstride[d] = cs;
+        cs *= l->m->chunks[d];
+    }
+    l->line_max = (size_t)l->ndim * 21 + ZF_VALUE_MAX + sizeof qnat + 2;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    l->threads = opts->threads ? opts->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    return l;
+}
+
+void zf_layout_free(zf_layout *l)
+{
+    if (!l)
+        return;
+    free(l->off[0]);
+    free(l->off[1]);
+    free(l->bad);
+    free(l->header);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    free(l);
+}
+
+const zf_fmt *zf_layout_fmt(const zf_layout *l)
+{
+    return &l->fmt;
+}
+
+/* --------------------------------------------------------------- the pass */
+
+typedef struct pass {
+    zf_layout *l;
+    uint64_t next;       /* next chunk to measure (atomic) */
+    int rc;              /* first fatal error (atomic) */
+} pass;
+
+/* block sums of one run of consecutive elements along the last axis */
+static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t n,
+                        uint64_t fixed, uint64_t last)
+{
+    uint64_t b = g / B, bend = (b + 1) * B, tsum = 0, csum = 0;
+    uint64_t commas = l->ndim;
+    for (uint64_t j = 0; j < n; j++, g++) {
+        if (g == bend) {
+            __atomic_fetch_add(&l->off[0][b + 1], tsum, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&l->off[1][b + 1], csum, __ATOMIC_RELAXED);
+            tsum = csum = 0;
+            b++;
+            bend += B;
+        }
+        int64_t v = vals ? vals[j] : ZF_NAT;
+        uint64_t t = zf_fmt_len(&l->fmt, v);
+        uint64_t c = t;
+        if (v == ZF_NAT && l->csv_nat_differs)
+            c = l->csvfmt.nat_len;
+        tsum += t + 1;
+        csum += c + 1 + commas + fixed + (l->ndim ? zf_u64_digits(last + j) : 0);
+    }
+    __atomic_fetch_add(&l->off[0][b + 1], tsum, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&l->off[1][b + 1], csum, __ATOMIC_RELAXED);
+}
+
+/* measure every run of chunk ci (vals NULL: a bad chunk, measured as NaT) */
+static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals)
+{
+    if (l->ndim == 0) {
+        measure_run(l, vals, 0, 1, 0, 0);
+        return;
+    }
+    cgeom cg;
+    chunk_geom(l, ci, &cg);
+    unsigned n = l->ndim, last = n - 1;
+    uint64_t r[ZF_MAX_DIMS] = {0};
+    for (unsigned d = 0; d < n; d++)
+        if (cg.extent[d] == 0)
+            return;
+    for (;;) {
+        uint64_t g = 0, lo = 0, fixed = 0;
+        for (unsigned d = 0; d < last; d++) {
+            g += (cg.origin[d] + r[d]) * l->stride[d];
+            lo += r[d] * l->cstride[d];
+            fixed += zf_u64_digits(cg.origin[d] + r[d]);
+        }
+        g += cg.origin[last];
+        measure_run(l, vals ? vals + lo : NULL, g, cg.extent[last], fixed, cg.origin[last]);
+        unsigned d = last;
+        while (d-- > 0) {
+            if (++r[d] < cg.extent[d])
+                break;
+            r[d] = 0;
+        }
+        if (d == (unsigned)-1)
+            return;
+    }
+}
+
+static int measure_chunk(zf_layout *l, uint64_t ci)
+{
+    zf_chunk *ch = NULL;
+    int rc = zf_array_get_chunk(l->a, ci, &ch);
+    if (rc == ZF_ENOMEM)
+        return rc;
+    if (rc != ZF_OK) {
+        if ((rc = mark_bad(l, ci)))
+            return rc;
+        measure_chunk_values(l, ci, NULL);
+        return ZF_OK;
+    }
+    measure_chunk_values(l, ci, ch->values);
+    zf_array_put_chunk(l->a, ch);
+    return ZF_OK;
+}
+
+static void *pass_worker(void *arg)
+{
+    pass *p = arg;
+    for (;;) {
+        uint64_t ci = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (ci >= p->l->nchunks || __atomic_load_n(&p->rc, __ATOMIC_RELAXED))
+            return NULL;
+        int rc = measure_chunk(p->l, ci);
+        if (rc)
+            __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
+    }
+}
+
+static int run_pass(zf_layout *l)
+{
+    for (int v = 0; v < 2; v++)
+        if (!(l->off[v] = calloc((size_t)l->nblocks + 1, sizeof(uint64_t))))
+            return ZF_ENOMEM;
+    pass p = {.l = l};
+    pthread_t tid[64];
+    unsigned nt = l->threads < 64 ? l->threads : 64, started = 0;
+    if (nt > l->nchunks)
+        nt = l->nchunks ? (unsigned)l->nchunks : 1;
+    for (unsigned i = 1; i < nt; i++)
+        if (pthread_create(&tid[started], NULL, pass_worker, &p) == 0)
+            started++;
+    pass_worker(&p);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    if (p.rc)
+        return p.rc;
+    l->off[1][0] = l->header_len;
+    for (uint64_t b = 0; b < l->nblocks; b++) {
+        l->off[0][b + 1] += l->off[0][b];
+        l->off[1][b + 1] += l->off[1][b];
+    }
+    return ZF_OK;
+}
+
+static int ensure_sized(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    while (l->state == SIZING)
+        pthread_cond_wait(&l->cv, &l->mu);
+    int rc = ZF_OK;
+    if (l->state == UNSIZED) {
+        l->state = SIZING;
+        pthread_mutex_unlock(&l->mu);
+        rc = run_pass(l);
+        pthread_mutex_lock(&l->mu);
+        if (rc) {
+            for (int v = 0; v < 2; v++) {
+                free(l->off[v]);
+                l->off[v] = NULL;
+            }
+        }
+        l->state = rc ? UNSIZED : SIZED;
+        pthread_cond_broadcast(&l->cv);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+int zf_layout_sized(zf_layout *l)
+{
+    return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == SIZED;
+}
+
+int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
+{
+    int rc = ensure_sized(l);
+    if (rc == ZF_OK)
+        *size = l->off[v][l->nblocks];
+    return rc;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+typedef struct reader {
+    zf_layout *l;
+    zf_view view;
+    const zf_fmt *fmt;
+    uint64_t pos;        /* text offset of the next line */
+    uint64_t want, end;  /* requested range [want, end) */
+    char *out;
+    size_t outn;
+    char prefix[ZF_MAX_DIMS * 21]; /* csv index text of the fixed coordinates */
+    size_t prefix_len;
+} reader;
+
+/* emit one line (value v, last coordinate `last`) clipped to the request */
+static void emit_line(reader *r, int64_t v, uint64_t last)
+{
+    zf_layout *l = r->l;
+    uint64_t vlen = zf_fmt_len(r->fmt, v);
+    uint64_t len = vlen + 1;
+    if (r->view == ZF_VIEW_CSV && l->ndim)
+        len += r->prefix_len + zf_u64_digits(last) + 1;
+    if (r->pos + len <= r->want) {
+        r->pos += len;
+        return;
+    }
+    char tmp[4096];
+    int direct = r->pos >= r->want && r->pos + len <= r->end;
+    char *p = direct ? r->out + r->outn : tmp;
+    char *q = p;
+    if (r->view == ZF_VIEW_CSV && l->ndim) {
+        memcpy(q, r->prefix, r->prefix_len);
+        q += r->prefix_len;
+        q += zf_u64_text(last, q);
+        *q++ = ',';
+    }
+    q += zf_fmt_value(r->fmt, v, q);
+    *q++ = '\n';
+    if (direct) {
+        r->outn += len;
+    } else {
+        uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
+        uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
+        memcpy(r->out + r->outn, tmp + from, (size_t)(to - from));
+        r->outn += (size_t)(to - from);
+    }
+    r->pos += len;
+}
+
+/* set the csv prefix for fixed coordinates c[0..ndim-2] */
+static void set_prefix(reader *r, const uint64_t *c)
+{
+    size_t n = 0;
+    for (unsigned d = 0; d + 1 < r->l->ndim; d++) {
+        n += zf_u64_text(c[d], r->prefix + n);
+        r->prefix[n++] = ',';
+    }
+    r->prefix_len = n;
+}
+
+/* emit lines from element g until the request is filled or the array ends */
+static int emit_from(reader *r, uint64_t g)
+{
+    zf_layout *l = r->l;
+    unsigned n = l->ndim, last = n ? n - 1 : 0;
+    while (r->pos < r->end && g < l->nelems) {
+        uint64_t c[ZF_MAX_DIMS], ci = 0, lo = 0, run = 1, rem = g;
+        for (unsigned d = n; d-- > 0;) {
+            c[d] = rem % l->m->shape[d];
+            rem /= l->m->shape[d];
+        }
+        for (unsigned d = 0; d < n; d++) {
+            ci = ci * zf_array_grid(l->a, d) + c[d] / l->m->chunks[d];
+            lo += (c[d] % l->m->chunks[d]) * l->cstride[d];
+        }
+        if (n) {
+            uint64_t cend = (c[last] / l->m->chunks[last] + 1) * l->m->chunks[last];
+            run = (cend < l->m->shape[last] ? cend : l->m->shape[last]) - c[last];
+            set_prefix(r, c);
+        }
+        if (is_bad(l, ci))
+            return ZF_ECORRUPT;
+        zf_chunk *ch;
+        int rc = zf_array_get_chunk(l->a, ci, &ch);
+        if (rc)
+            return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+        const int64_t *vals = ch->values + lo;
+        for (uint64_t j = 0; j < run && r->pos < r->end; j++)
+            emit_line(r, vals[j], n ? c[last] + j : 0);
+        zf_array_put_chunk(l->a, ch);
+        g += run;
+    }
+    return ZF_OK;
+}
+
+/* the block whose text holds offset x */
+static uint64_t find_block(const uint64_t *off, uint64_t nblocks, uint64_t x)
+{
+    uint64_t lo = 0, hi = nblocks; /* off[lo] <= x < off[hi] */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (off[mid] <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int zf_layout_read(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len, size_t *got)
+{
+    *got = 0;
+    int rc = ensure_sized(l);
+    if (rc)
+        return rc;
+    uint64_t total = l->off[v][l->nblocks];
+    if (off >= total || len == 0)
+        return ZF_OK;
+    if (len > total - off)
+        len = (size_t)(total - off);
+    reader r = {.l = l, .view = v, .fmt = v == ZF_VIEW_CSV ? &l->csvfmt : &l->fmt,
+                .want = off, .end = off + len, .out = buf};
+    if (v == ZF_VIEW_CSV && off < l->header_len) {
+        size_t n = l->header_len - (size_t)off < len ? l->header_len - (size_t)off : len;
+        memcpy(buf, l->header + off, n);
+        r.outn = n;
+    }
+    if (r.outn < len) {
+        uint64_t b = find_block(l->off[v], l->nblocks, off);
+        r.pos = l->off[v][b];
+        rc = emit_from(&r, b * B);
+    }
+    *got = r.outn;
+    return rc;
+}

@@ -1,0 +1,335 @@
+/* pipeline.c - chunk codec chain: bytes->bytes codecs, bytes, transpose. */
+#include "pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "err.h"
+#include "json.h"
+
+#define ZF_MAX_CODECS 16
+
+struct zf_pipeline {
+    unsigned ndim;
+    uint64_t shape[ZF_MAX_DIMS]; /* logical chunk shape */
+    unsigned perm[ZF_MAX_DIMS];  /* decoded axis i is logical axis perm[i] */
+    int transposed;              /* perm is not the identity */
+    int big_endian;
+    uint64_t elems;
+    size_t nbytes;               /* elems * 8 */
+    unsigned ncodecs;            /* bytes->bytes, in encode order */
+    zf_codec *codecs[ZF_MAX_CODECS];
+    char *desc_v3;               /* text for zf_pipeline_describe */
+};
+
+static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, char *err, size_t errcap)
+{
+    zf_pipeline *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    p->ndim = ndim;
+    p->elems = 1;
+    for (unsigned i = 0; i < ndim; i++) {
+        p->shape[i] = shape[i];
+        p->perm[i] = i;
+        if (shape[i] && p->elems > UINT64_MAX / shape[i]) {
+            snprintf(err, errcap, "chunk element count overflows");
+            free(p);
+            return NULL;
+        }
+        p->elems *= shape[i];
+    }
+    if (p->elems > (SIZE_MAX / 8) / 2) {
+        snprintf(err, errcap, "chunk of %llu elements is too large", (unsigned long long)p->elems);
+        free(p);
+        return NULL;
+    }
+    p->nbytes = (size_t)p->elems * 8;
+    return p;
+}
+
+void zf_pipeline_free(zf_pipeline *p)
+{
+    if (!p)
+        return;
+    for (unsigned i = 0; i < p->ncodecs; i++)
+        zf_codec_free(p->codecs[i]);
+    free(p->desc_v3);
+    free(p);
+}
+
+uint64_t zf_pipeline_chunk_elems(const zf_pipeline *p)
+{
+    return p->elems;
+}
+
+size_t zf_pipeline_max_encoded(const zf_pipeline *p)
+{
+    size_t n = p->nbytes;
+    for (unsigned i = 0; i < p->ncodecs; i++)
+        n = zf_codec_bound(n);
+    return n;
+}
+
+/* compose a transpose order (encode direction) onto the current permutation */
+static int add_transpose(zf_pipeline *p, const cJSON *config, char *err, size_t errcap)
+{
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(config, "order");
+    unsigned o[ZF_MAX_DIMS];
+    unsigned char seen[ZF_MAX_DIMS] = {0};
+    if (cJSON_IsString(order) && (!strcmp(order->valuestring, "C") || !strcmp(order->valuestring, "F"))) {
+        for (unsigned i = 0; i < p->ndim; i++)
+            o[i] = order->valuestring[0] == 'C' ? i : p->ndim - 1 - i;
+    } else {
+        if (!cJSON_IsArray(order) || (unsigned)cJSON_GetArraySize(order) != p->ndim) {
+            snprintf(err, errcap, "transpose: \"order\" must list %u axes", p->ndim);
+            return ZF_ECORRUPT;
+        }
+        unsigned i = 0;
+        for (const cJSON *a = order->child; a; a = a->next, i++) {
+            int64_t v;
+            if (!zf_json_int(a, 0, (int64_t)p->ndim - 1, &v) || seen[v]) {
+                snprintf(err, errcap, "transpose: \"order\" is not a permutation");
+                return ZF_ECORRUPT;
+            }
+            seen[v] = 1;
+            o[i] = (unsigned)v;
+        }
+    }
+    static const char *const keys[] = {"order", NULL};
+    int rc = zf_json_only_keys(config, keys, "transpose", err, errcap);
+    if (rc)
+        return rc;
+    unsigned np[ZF_MAX_DIMS];
+    for (unsigned i = 0; i < p->ndim; i++)
+        np[i] = p->perm[o[i]];
+    memcpy(p->perm, np, sizeof np);
+    p->transposed = 0;
+    for (unsigned i = 0; i < p->ndim; i++)
+        p->transposed |= p->perm[i] != i;
+    return ZF_OK;
+}
+
+/* the "bytes" array->bytes codec: only its endianness matters */
+static int set_bytes(zf_pipeline *p, const cJSON *config, char *err, size_t errcap)
+{
+    const cJSON *e = config ? cJSON_GetObjectItemCaseSensitive(config, "endian") : NULL;
+    if (!cJSON_IsString(e) || (strcmp(e->valuestring, "little") && strcmp(e->valuestring, "big"))) {
+        snprintf(err, errcap, "bytes: \"endian\" must be \"little\" or \"big\" for 8-byte values");
+        return ZF_ECORRUPT;
+    }
+    static const char *const keys[] = {"endian", NULL};
+    p->big_endian = !strcmp(e->valuestring, "big");
+    return zf_json_only_keys(config, keys, "bytes", err, errcap);
+}
+
+static int add_codec(zf_pipeline *p, zf_codec *c, char *err, size_t errcap)
+{
+    if (p->ncodecs == ZF_MAX_CODECS) {
+        zf_codec_free(c);
+        snprintf(err, errcap, "more than %d codecs", ZF_MAX_CODECS);
+        return ZF_EUNSUPPORTED;
+    }
+    p->codecs[p->ncodecs++] = c;
+    return ZF_OK;
+}
+
+/* one v3 codec entry; *stage tracks array->array (0), bytes seen (1) */
+static int add_v3_entry(zf_pipeline *p, const cJSON *entry, int *stage, char *err, size_t errcap)
+{
+    const char *name;
+    const cJSON *config;
+    int rc = zf_json_entry(entry, &name, &config, err, errcap);
+    if (rc)
+        return rc;
+    if (!strcmp(name, "transpose") || !strcmp(name, "bytes")) {
+        if (*stage != 0) {
+            snprintf(err, errcap, "codec \"%s\" after the array->bytes codec", name);
+            return ZF_ECORRUPT;
+        }
+        if (!strcmp(name, "bytes"))
+            *stage = 1;
+        return *stage ? set_bytes(p, config, err, errcap) : add_transpose(p, config, err, errcap);
+    }
+    zf_codec *c = NULL;
+    rc = zf_codec_from_v3(entry, &c, err, errcap);
+    if (rc == ZF_ENOTFOUND) {
+        snprintf(err, errcap, "unsupported codec \"%s\"", name);
+        return ZF_EUNSUPPORTED;
+    }
+    if (rc)
+        return rc;
+    if (*stage != 1) {
+        zf_codec_free(c);
+        snprintf(err, errcap, "bytes->bytes codec \"%s\" before the array->bytes codec", name);
+        return ZF_ECORRUPT;
+    }
+    return add_codec(p, c, err, errcap);
+}
+
+int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chunk_shape,
+                        zf_pipeline **out, char *err, size_t errcap)
+{
+    if (!cJSON_IsArray(codecs) || cJSON_GetArraySize(codecs) == 0) {
+        snprintf(err, errcap, "\"codecs\" must be a non-empty array");
+        return ZF_ECORRUPT;
+    }
+    zf_pipeline *p = pipeline_new(ndim, chunk_shape, err, errcap);
+    if (!p)
+        return ZF_EUNSUPPORTED;
+    int stage = 0, rc = ZF_OK;
+    for (const cJSON *e = codecs->child; e && rc == ZF_OK; e = e->next)
+        rc = add_v3_entry(p, e, &stage, err, errcap);
+    if (rc == ZF_OK && stage != 1) {
+        snprintf(err, errcap, "no array->bytes codec");
+        rc = ZF_ECORRUPT;
+    }
+    if (rc) {
+        zf_pipeline_free(p);
+        return rc;
+    }
+    *out = p;
+    return ZF_OK;
+}
+
+int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_endian,
+                        char order, unsigned ndim, const uint64_t *chunk_shape,
+                        zf_pipeline **out, char *err, size_t errcap)
+{
+    if (filters && !cJSON_IsNull(filters) &&
+        !(cJSON_IsArray(filters) && cJSON_GetArraySize(filters) == 0)) {
+        const cJSON *f0 = cJSON_IsArray(filters) ? filters->child : NULL;
+        const cJSON *id = f0 ? cJSON_GetObjectItemCaseSensitive(f0, "id") : NULL;
+        snprintf(err, errcap, "unsupported filter \"%s\"", cJSON_IsString(id) ? id->valuestring : "?");
+        return ZF_EUNSUPPORTED;
+    }
+    zf_pipeline *p = pipeline_new(ndim, chunk_shape, err, errcap);
+    if (!p)
+        return ZF_EUNSUPPORTED;
+    p->big_endian = big_endian;
+    if (order == 'F') {
+        for (unsigned i = 0; i < ndim; i++)
+            p->perm[i] = ndim - 1 - i;
+        p->transposed = ndim > 1;
+    }
+    int rc = ZF_OK;
+    if (compressor && !cJSON_IsNull(compressor)) {
+        zf_codec *c = NULL;
+        rc = zf_codec_from_v2(compressor, &c, err, errcap);
+        if (rc == ZF_OK)
+            rc = add_codec(p, c, err, errcap);
+    }
+    if (rc) {
+        zf_pipeline_free(p);
+        return rc;
+    }
+    *out = p;
+    return ZF_OK;
+}
+
+/* gather a decoded (permuted) chunk into C order of the logical shape */
+static void untranspose(const zf_pipeline *p, const int64_t *src, int64_t *dst)
+{
+    uint64_t dstride[ZF_MAX_DIMS], lstride[ZF_MAX_DIMS], idx[ZF_MAX_DIMS] = {0};
+    unsigned n = p->ndim;
+    uint64_t s = 1;
+    for (unsigned i = n; i-- > 0;) {
+        dstride[i] = s;
+        s *= p->shape[p->perm[i]];
+    }
+    for (unsigned i = 0; i < n; i++)
+        lstride[p->perm[i]] = dstride[i];
+    uint64_t inner = p->shape[n - 1], inner_stride = lstride[n - 1];
+    for (uint64_t done = 0; done < p->elems; done += inner) {
+        uint64_t off = 0;
+        for (unsigned k = 0; k + 1 < n; k++)
+            off += idx[k] * lstride[k];
+        for (uint64_t j = 0; j < inner; j++)
+            dst[done + j] = src[off + j * inner_stride];
+        for (unsigned k = n - 1; k-- > 0;) {
+            if (++idx[k] < p->shape[k])
+                break;
+            idx[k] = 0;
+        }
+    }
+}
+
+static void swap_all(int64_t *v, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        v[i] = (int64_t)__builtin_bswap64((uint64_t)v[i]);
+}
+
+/* run the bytes->bytes codecs backwards; the final output lands in out */
+static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t *out,
+                        char *err, size_t errcap)
+{
+    if (p->ncodecs == 0) {
+        if (n != p->nbytes) {
+            snprintf(err, errcap, "chunk holds %zu bytes, expected %zu", n, p->nbytes);
+            return ZF_ECORRUPT;
+        }
+        memcpy(out, in, n);
+        return ZF_OK;
+    }
+    uint8_t *scratch[2] = {NULL, NULL};
+    const uint8_t *cur = in;
+    size_t curn = n;
+    int rc = ZF_OK;
+    for (unsigned i = p->ncodecs; i-- > 0 && rc == ZF_OK;) {
+        size_t cap = p->nbytes;
+        for (unsigned k = 0; k < i; k++)
+            cap = zf_codec_bound(cap);
+        uint8_t *dst = out;
+        if (i > 0) {
+            free(scratch[i & 1]);
+            dst = scratch[i & 1] = malloc(cap ? cap : 1);
+            if (!dst) {
+                snprintf(err, errcap, "out of memory");
+                rc = ZF_ENOMEM;
+                break;
+            }
+        }
+        size_t got = 0;
+        rc = zf_codec_decode(p->codecs[i], cur, curn, dst, cap, &got, err, errcap);
+        cur = dst;
+        curn = got;
+    }
+    if (rc == ZF_OK && curn != p->nbytes) {
+        snprintf(err, errcap, "chunk decodes to %zu bytes, expected %zu", curn, p->nbytes);
+        rc = ZF_ECORRUPT;
+    }
+    free(scratch[0]);
+    free(scratch[1]);
+    return rc;
+}
+
+int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
+                       char *err, size_t errcap)
+{
+    int64_t *tmp = out;
+    if (p->transposed && !(tmp = malloc(p->nbytes ? p->nbytes : 1))) {
+        snprintf(err, errcap, "out of memory");
+        return ZF_ENOMEM;
+    }
+    int rc = decode_bytes(p, in, n, (uint8_t *)tmp, err, errcap);
+    if (rc == ZF_OK && p->big_endian)
+        swap_all(tmp, p->elems);
+    if (rc == ZF_OK && p->transposed)
+        untranspose(p, tmp, out);
+    if (tmp != out)
+        free(tmp);
+    return rc;
+}
+
+void zf_pipeline_describe(const zf_pipeline *p, char *buf, size_t cap)
+{
+    size_t len = (size_t)snprintf(buf, cap, "%sbytes(%s)", p->transposed ? "transpose " : "",
+                                  p->big_endian ? "big" : "little");
+    for (unsigned i = 0; i < p->ncodecs && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, " %s", zf_codec_name(p->codecs[i]));
+}

@@ -1,0 +1,49 @@
+/* pipeline.h - a chunk's codec chain: encoded bytes -> int64 values in C order.
+ *
+ * The chain is array->array codecs (transpose; v2 order "F"), one array->bytes
+ * codec (bytes, with its endianness) and bytes->bytes codecs (compressors,
+ * checksums, see codec.h).  A pipeline is immutable after it is built and may
+ * decode on many threads at once.  Every intermediate and final size is
+ * checked against what the chunk shape implies. */
+#ifndef ZF_PIPELINE_H
+#define ZF_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define ZF_MAX_DIMS 32
+
+typedef struct zf_pipeline zf_pipeline;
+
+/* Build from a v3 "codecs" array for chunks of the given shape.  *out owns a
+ * new pipeline.  ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason in err. */
+int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chunk_shape,
+                        zf_pipeline **out, char *err, size_t errcap);
+
+/* Build from v2 metadata: compressor (object or null), filters (null or []),
+ * byte order and memory order ('C' or 'F'). */
+int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_endian,
+                        char order, unsigned ndim, const uint64_t *chunk_shape,
+                        zf_pipeline **out, char *err, size_t errcap);
+
+/* Free a pipeline; NULL is allowed. */
+void zf_pipeline_free(zf_pipeline *p);
+
+/* Number of elements in one decoded chunk. */
+uint64_t zf_pipeline_chunk_elems(const zf_pipeline *p);
+
+/* Largest encoded chunk this pipeline can legitimately receive, in bytes. */
+size_t zf_pipeline_max_encoded(const zf_pipeline *p);
+
+/* Decode n encoded bytes into out (zf_pipeline_chunk_elems values, caller
+ * owned).  ZF_ECORRUPT with a reason in err on damaged input. */
+int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
+                       char *err, size_t errcap);
+
+/* Append a one-line description of the codec chain ("bytes(little) zstd") to
+ * buf (capacity cap, NUL-terminated). */
+void zf_pipeline_describe(const zf_pipeline *p, char *buf, size_t cap);
+
+#endif

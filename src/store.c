@@ -1,0 +1,186 @@
+/* store.c - local-directory store confined beneath its root. */
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "err.h"
+
+struct zf_store {
+    int dirfd;
+    int follow_symlinks;
+    char *path;
+};
+
+int zf_store_open(const char *path, int follow_symlinks, zf_store **out)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? ZF_ENOTFOUND : ZF_EIO;
+    zf_store *s = calloc(1, sizeof *s);
+    char *p = realpath(path, NULL);
+    if (!s || !p) {
+        free(s);
+        free(p);
+        close(fd);
+        return ZF_ENOMEM;
+    }
+    s->dirfd = fd;
+    s->follow_symlinks = follow_symlinks;
+    s->path = p;
+    *out = s;
+    return ZF_OK;
+}
+
+void zf_store_close(zf_store *s)
+{
+    if (!s)
+        return;
+    close(s->dirfd);
+    free(s->path);
+    free(s);
+}
+
+const char *zf_store_path(const zf_store *s)
+{
+    return s->path;
+}
+
+/* open key beneath the root; symlinks may not leave the store */
+static int open_key(const zf_store *s, const char *key, int flags)
+{
+    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOCTTY),
+                           .resolve = RESOLVE_NO_MAGICLINKS};
+    if (!s->follow_symlinks)
+        how.resolve |= RESOLVE_BENEATH;
+    if (*key == '\0')
+        key = ".";
+    long fd = syscall(SYS_openat2, s->dirfd, key, &how, sizeof how);
+    if (fd < 0 && errno == ENOSYS)
+        fd = openat(s->dirfd, key, flags | O_CLOEXEC | O_NOCTTY);
+    return (int)fd;
+}
+
+static int errno_to_zf(int e)
+{
+    if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV)
+        return ZF_ENOTFOUND;
+    if (e == ENOMEM)
+        return ZF_ENOMEM;
+    return ZF_EIO;
+}
+
+/* pread exactly len bytes; short file -> ZF_ECORRUPT */
+static int pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = pread(fd, buf + done, len - done, (off_t)(off + done));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return ZF_EIO;
+        }
+        if (r == 0)
+            return ZF_ECORRUPT;
+        done += (size_t)r;
+    }
+    return ZF_OK;
+}
+
+int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf, size_t *n)
+{
+    int fd = open_key(s, key, O_RDONLY);
+    if (fd < 0)
+        return errno_to_zf(errno);
+    struct stat st;
+    int rc = ZF_OK;
+    uint8_t *b = NULL;
+    if (fstat(fd, &st) != 0)
+        rc = ZF_EIO;
+    else if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size > max)
+        rc = ZF_ECORRUPT;
+    else if (!(b = malloc(st.st_size ? (size_t)st.st_size : 1)))
+        rc = ZF_ENOMEM;
+    else
+        rc = pread_full(fd, b, (size_t)st.st_size, 0);
+    close(fd);
+    if (rc != ZF_OK) {
+        free(b);
+        return rc;
+    }
+    *buf = b;
+    *n = (size_t)st.st_size;
+    return ZF_OK;
+}
+
+int zf_store_size(const zf_store *s, const char *key, uint64_t *size)
+{
+    int fd = open_key(s, key, O_RDONLY);
+    if (fd < 0)
+        return errno_to_zf(errno);
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 ? ZF_OK : ZF_EIO;
+    if (rc == ZF_OK && !S_ISREG(st.st_mode))
+        rc = ZF_ECORRUPT;
+    if (rc == ZF_OK)
+        *size = (uint64_t)st.st_size;
+    close(fd);
+    return rc;
+}
+
+int zf_store_read_range(const zf_store *s, const char *key, uint64_t off, size_t len, uint8_t *buf)
+{
+    int fd = open_key(s, key, O_RDONLY);
+    if (fd < 0)
+        return errno_to_zf(errno);
+    int rc = pread_full(fd, buf, len, off);
+    close(fd);
+    return rc;
+}
+
+int zf_store_kind(const zf_store *s, const char *key)
+{
+    int fd = open_key(s, key, O_PATH);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int kind = 0;
+    if (fstat(fd, &st) == 0)
+        kind = S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 0;
+    close(fd);
+    return kind;
+}
+
+int zf_store_list(const zf_store *s, const char *key, zf_store_list_fn fn, void *ctx)
+{
+    int fd = open_key(s, key, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return errno_to_zf(errno);
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return ZF_EIO;
+    }
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        int is_dir = e->d_type == DT_DIR;
+        if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
+            struct stat st;
+            is_dir = fstatat(fd, e->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+        }
+        rc = fn(ctx, e->d_name, is_dir);
+    }
+    closedir(d);
+    return rc;
+}

@@ -1,0 +1,319 @@
+/* tree.c - walk a store's metadata into the directory tree zarrfs shows. */
+#include "tree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "log.h"
+
+#define ZF_MAX_DEPTH 64
+#define ZF_MAX_META (16u << 20) /* largest metadata document read */
+
+struct zf_tree {
+    zf_node *nodes;
+    size_t count, cap;
+    zf_array **arrays;
+    zf_layout **layouts;
+    size_t narrays, arrays_cap;
+    const zf_store *store;
+    zf_cache *cache;
+    const zf_layout_opts *opts;
+};
+
+/* append a node; returns its ino or 0 on allocation failure */
+static uint64_t add_node(zf_tree *t, uint64_t parent, const char *name, int is_dir)
+{
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        zf_node *n = realloc(t->nodes, cap * sizeof *n);
+        if (!n)
+            return 0;
+        t->nodes = n;
+        t->cap = cap;
+    }
+    zf_node *n = &t->nodes[t->count];
+    memset(n, 0, sizeof *n);
+    if (!(n->name = strdup(name)))
+        return 0;
+    n->ino = ++t->count;
+    n->parent = parent ? parent : n->ino;
+    n->is_dir = is_dir;
+    if (parent) {
+        zf_node *p = &t->nodes[parent - 1];
+        uint64_t *c = realloc(p->children, (p->nchildren + 1) * sizeof *c);
+        if (!c)
+            return 0;
+        p->children = c;
+        p->children[p->nchildren++] = n->ino;
+    }
+    return n->ino;
+}
+
+/* is name safe as one path component (UTF-8, no control characters)? */
+static int safe_name(const char *s)
+{
+    size_t len = strlen(s);
+    if (len == 0 || len > 250 || !strcmp(s, ".") || !strcmp(s, ".."))
+        return 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p, extra = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
+                               : (c & 0xF8) == 0xF0 ? 3 : 9;
+        if (c < 0x20 || c == 0x7F || c == '/' || extra == 9 || (extra == 1 && c < 0xC2))
+            return 0;
+        for (unsigned i = 1; i <= extra; i++)
+            if ((p[i] & 0xC0) != 0x80)
+                return 0;
+        p += 1 + extra;
+    }
+    return 1;
+}
+
+static void join(char *buf, size_t cap, const char *dir, const char *name)
+{
+    snprintf(buf, cap, "%s%s%s", dir, *dir ? "/" : "", name);
+}
+
+/* read a metadata document at dir/name; NULL if absent (logs other errors) */
+static char *read_doc(const zf_tree *t, const char *dir, const char *name, size_t *n)
+{
+    char key[4096];
+    join(key, sizeof key, dir, name);
+    uint8_t *buf = NULL;
+    int rc = zf_store_read(t->store, key, ZF_MAX_META, &buf, n);
+    if (rc == ZF_OK)
+        return (char *)buf;
+    if (rc != ZF_ENOTFOUND)
+        zf_log("%s/%s: %s", zf_store_path(t->store), key, zf_strerror(rc));
+    return NULL;
+}
+
+static int add_array(zf_tree *t, uint64_t dir, const char *name, const char *path, zf_meta *m)
+{
+    if (t->narrays == t->arrays_cap) {
+        size_t cap = t->arrays_cap ? t->arrays_cap * 2 : 16;
+        zf_array **a = realloc(t->arrays, cap * sizeof *a);
+        zf_layout **l = a ? realloc(t->layouts, cap * sizeof *l) : NULL;
+        if (a)
+            t->arrays = a;
+        if (!l)
+            return ZF_ENOMEM;
+        t->layouts = l;
+        t->arrays_cap = cap;
+    }
+    zf_array *a = zf_array_new(t->store, path, m, t->cache);
+    zf_layout *l = a ? zf_layout_new(a, name, t->opts) : NULL;
+    if (!l) {
+        zf_array_free(a);
+        return ZF_ENOMEM;
+    }
+    t->arrays[t->narrays] = a;
+    t->layouts[t->narrays++] = l;
+    static const char *const ext[2] = {".txt", ".csv"};
+    for (int v = 0; v < 2; v++) {
+        char fname[300];
+        snprintf(fname, sizeof fname, "%s%s", name, ext[v]);
+        uint64_t ino = add_node(t, dir, fname, 0);
+        if (!ino)
+            return ZF_ENOMEM;
+        t->nodes[ino - 1].layout = l;
+        t->nodes[ino - 1].view = (zf_view)v;
+    }
+    return ZF_OK;
+}
+
+static int walk(zf_tree *t, uint64_t dir, const char *path, const char *name, int depth);
+
+typedef struct list_ctx {
+    zf_tree *t;
+    uint64_t dir;
+    const char *path;
+    int depth;
+    int rc;
+} list_ctx;
+
+static int visit_child(void *arg, const char *name, int is_dir)
+{
+    list_ctx *c = arg;
+    if (!is_dir)
+        return 0;
+    char path[4096];
+    join(path, sizeof path, c->path, name);
+    if (!safe_name(name)) {
+        zf_log("%s/%s: name is not safe as a file name; skipped", zf_store_path(c->t->store), path);
+        return 0;
+    }
+    int rc = walk(c->t, c->dir, path, name, c->depth + 1);
+    return rc == ZF_ENOMEM ? (c->rc = rc) : 0;
+}
+
+static int walk_group(zf_tree *t, uint64_t parent, const char *path, const char *name, int depth)
+{
+    uint64_t dir = parent;
+    if (depth > 0 && !(dir = add_node(t, parent, name, 1)))
+        return ZF_ENOMEM;
+    if (depth >= ZF_MAX_DEPTH) {
+        zf_log("%s/%s: groups nested deeper than %d; children skipped", zf_store_path(t->store), path,
+               ZF_MAX_DEPTH);
+        return ZF_OK;
+    }
+    list_ctx c = {t, dir, path, depth, ZF_OK};
+    int rc = zf_store_list(t->store, path, visit_child, &c);
+    return c.rc ? c.rc : rc == ZF_ENOMEM ? rc : ZF_OK;
+}
+
+/* what is at path: ZF_OK with *kind (and *m for timedelta arrays),
+ * ZF_ENOTFOUND if no Zarr metadata, or an error already logged */
+static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m)
+{
+    char err[256] = "";
+    size_t n, an = 0;
+    int rc;
+    char *doc = read_doc(t, path, "zarr.json", &n);
+    if (doc) {
+        rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
+    } else if ((doc = read_doc(t, path, ".zarray", &n))) {
+        char *attrs = read_doc(t, path, ".zattrs", &an);
+        rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
+        free(attrs);
+    } else {
+        char key[4096];
+        join(key, sizeof key, path, ".zgroup");
+        *kind = ZF_KIND_GROUP;
+        return zf_store_kind(t->store, key) == 1 ? ZF_OK : ZF_ENOTFOUND;
+    }
+    free(doc);
+    if (rc)
+        zf_log("%s%s%s: left out: %s", zf_store_path(t->store), *path ? "/" : "", path, err);
+    return rc;
+}
+
+/* add the node at path (named name in directory dir) and its descendants */
+static int walk(zf_tree *t, uint64_t dir, const char *path, const char *name, int depth)
+{
+    zf_node_kind kind;
+    zf_meta m;
+    memset(&m, 0, sizeof m);
+    int rc = classify(t, path, &kind, &m);
+    if (rc == ZF_ENOMEM)
+        return rc;
+    if (rc)
+        return depth == 0 && rc == ZF_ENOTFOUND ? rc : ZF_OK;
+    if (kind == ZF_KIND_GROUP)
+        return walk_group(t, dir, path, name, depth);
+    if (kind != ZF_KIND_TIMEDELTA)
+        return ZF_OK;
+    rc = add_array(t, dir, name, path, &m);
+    zf_meta_clear(&m);
+    return rc;
+}
+
+static int by_name(const void *a, const void *b, void *arg)
+{
+    const zf_tree *t = arg;
+    return strcmp(t->nodes[*(const uint64_t *)a - 1].name, t->nodes[*(const uint64_t *)b - 1].name);
+}
+
+/* sort every directory's children; drop (and log) duplicate names */
+static void sort_children(zf_tree *t)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        zf_node *d = &t->nodes[i];
+        if (!d->is_dir || d->nchildren < 2)
+            continue;
+        qsort_r(d->children, d->nchildren, sizeof *d->children, by_name, t);
+        size_t k = 1;
+        for (size_t j = 1; j < d->nchildren; j++) {
+            if (by_name(&d->children[k - 1], &d->children[j], t) == 0)
+                zf_log("%s: two nodes are named \"%s\"; the second is hidden",
+                       zf_store_path(t->store), t->nodes[d->children[j] - 1].name);
+            else
+                d->children[k++] = d->children[j];
+        }
+        d->nchildren = k;
+    }
+}
+
+/* name for the files of a root array: the store directory without ".zarr" */
+static void root_array_name(const zf_store *s, char *buf, size_t cap)
+{
+    const char *base = strrchr(zf_store_path(s), '/');
+    base = base ? base + 1 : zf_store_path(s);
+    snprintf(buf, cap, "%s", base);
+    size_t len = strlen(buf);
+    if (len > 5 && !strcmp(buf + len - 5, ".zarr"))
+        buf[len - 5] = '\0';
+    if (!*buf || !safe_name(buf))
+        snprintf(buf, cap, "array");
+}
+
+int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *opts,
+                  zf_tree **out)
+{
+    zf_tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return ZF_ENOMEM;
+    t->store = store;
+    t->cache = cache;
+    t->opts = opts;
+    char name[256];
+    root_array_name(store, name, sizeof name);
+    int rc = add_node(t, 0, "", 1) ? walk(t, ZF_ROOT_INO, "", name, 0) : ZF_ENOMEM;
+    if (rc) {
+        zf_tree_free(t);
+        return rc;
+    }
+    sort_children(t);
+    *out = t;
+    return ZF_OK;
+}
+
+void zf_tree_free(zf_tree *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->count; i++) {
+        free(t->nodes[i].name);
+        free(t->nodes[i].children);
+    }
+    for (size_t i = 0; i < t->narrays; i++) {
+        zf_layout_free(t->layouts[i]);
+        zf_array_free(t->arrays[i]);
+    }
+    free(t->nodes);
+    free(t->arrays);
+    free(t->layouts);
+    free(t);
+}
+
+const zf_node *zf_tree_node(const zf_tree *t, uint64_t ino)
+{
+    return ino >= 1 && ino <= t->count ? &t->nodes[ino - 1] : NULL;
+}
+
+const zf_node *zf_tree_lookup(const zf_tree *t, uint64_t parent, const char *name)
+{
+    const zf_node *d = zf_tree_node(t, parent);
+    if (!d || !d->is_dir)
+        return NULL;
+    size_t lo = 0, hi = d->nchildren;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const zf_node *c = &t->nodes[d->children[mid] - 1];
+        int cmp = strcmp(c->name, name);
+        if (cmp == 0)
+            return c;
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+uint64_t zf_tree_count(const zf_tree *t)
+{
+    return t->count;
+}
