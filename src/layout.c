@@ -77,8 +77,8 @@ static int build_header(zf_layout *l, const char *name)
     for (unsigned d = 0; d < l->ndim; d++) {
         const char *dn = l->m->dim_names[d];
         if (!dn) {
-            zf_u64_text((uint64_t)d, dim + 4);
             memcpy(dim, "dim_", 4);
+            dim[4 + zf_u64_text((uint64_t)d, dim + 4)] = '\0';
             dn = dim;
         }
         zf_sbuf_csv_field(&sb, dn);

@@ -56,7 +56,9 @@ const char *zf_store_path(const zf_store *s)
 /* open key beneath the root; symlinks may not leave the store */
 static int open_key(const zf_store *s, const char *key, int flags)
 {
-    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOCTTY),
+    if (!(flags & O_PATH))
+        flags |= O_NOCTTY;
+    struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
                            .resolve = RESOLVE_NO_MAGICLINKS};
     if (!s->follow_symlinks)
         how.resolve |= RESOLVE_BENEATH;
@@ -64,7 +66,7 @@ static int open_key(const zf_store *s, const char *key, int flags)
         key = ".";
     long fd = syscall(SYS_openat2, s->dirfd, key, &how, sizeof how);
     if (fd < 0 && errno == ENOSYS)
-        fd = openat(s->dirfd, key, flags | O_CLOEXEC | O_NOCTTY);
+        fd = openat(s->dirfd, key, flags | O_CLOEXEC);
     return (int)fd;
 }
 
