@@ -38,7 +38,7 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
     a->id = next_id();
     a->nchunks = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
-        a->grid[d] = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
+        a->grid[d] = (a->meta.shape[d] + a->meta.read_chunks[d] - 1) / a->meta.read_chunks[d];
         a->nchunks *= a->grid[d]; /* <= nelems (or 0), so no overflow */
     }
     return a;
@@ -73,14 +73,22 @@ uint64_t zf_array_nchunks(const zf_array *a)
     return a->nchunks;
 }
 
-/* full store key of chunk `index` */
+/* first element of read-grid chunk `index` */
+static void chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin)
+{
+    for (unsigned d = a->meta.ndim; d-- > 0;) {
+        origin[d] = index % a->grid[d] * a->meta.read_chunks[d];
+        index /= a->grid[d];
+    }
+}
+
+/* full store key of the stored chunk (or shard) holding read-grid chunk `index` */
 static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t cap)
 {
     uint64_t coords[ZF_MAX_DIMS];
-    for (unsigned d = a->meta.ndim; d-- > 0;) {
-        coords[d] = index % a->grid[d];
-        index /= a->grid[d];
-    }
+    chunk_origin(a, index, coords);
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        coords[d] /= a->meta.chunks[d];
     size_t len = 0;
     if (*a->path)
         len = (size_t)snprintf(buf, cap, "%s/", a->path);
@@ -98,40 +106,166 @@ static int64_t *fill_values(uint64_t n, int64_t fill)
     return v;
 }
 
+/* decode `raw` with pipeline p into a new array of its chunk elements */
+static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, int64_t **values,
+                        uint64_t *n, char *err, size_t errcap)
+{
+    uint64_t elems = zf_pipeline_chunk_elems(p);
+    int64_t *out = malloc(elems * sizeof *out);
+    if (!out)
+        return ZF_ENOMEM;
+    int rc = zf_pipeline_decode(p, raw, rawn, out, err, errcap);
+    if (rc) {
+        free(out);
+        return rc;
+    }
+    *values = out;
+    *n = elems;
+    return ZF_OK;
+}
+
+/* byte range of one (inner) chunk inside a shard file */
+typedef struct range {
+    uint64_t off, len;
+} range;
+
+/* read and decode the index of the shard occupying r; *idx gets 2*count values */
+static int read_index(const zf_array *a, const char *key, const zf_pipeline *p, range r,
+                      uint64_t **idx, char *err, size_t errcap)
+{
+    int at_start;
+    size_t ib = zf_pipeline_index_bytes(p, &at_start);
+    if (ib > r.len) {
+        snprintf(err, errcap, "shard of %llu bytes is smaller than its index (%zu bytes)",
+                 (unsigned long long)r.len, ib);
+        return ZF_ECORRUPT;
+    }
+    uint8_t *raw = malloc(ib);
+    uint64_t *out = malloc(2 * zf_pipeline_inner_count(p) * sizeof *out);
+    int rc = raw && out ? ZF_OK : ZF_ENOMEM;
+    if (rc == ZF_OK)
+        rc = zf_store_read_range(a->store, key, at_start ? r.off : r.off + r.len - ib, ib, raw);
+    if (rc == ZF_OK)
+        rc = zf_pipeline_decode_index(p, raw, ib, out, err, errcap);
+    free(raw);
+    if (rc) {
+        free(out);
+        return rc;
+    }
+    *idx = out;
+    return ZF_OK;
+}
+
+/* narrow r from a shard to inner chunk k of it; ZF_ENOTFOUND if it is empty */
+static int select_inner(const uint64_t *idx, uint64_t k, range *r, char *err, size_t errcap)
+{
+    uint64_t off = idx[2 * k], len = idx[2 * k + 1];
+    if (off == UINT64_MAX && len == UINT64_MAX)
+        return ZF_ENOTFOUND;
+    if (off > r->len || len > r->len - off) {
+        snprintf(err, errcap, "shard index entry %llu points outside the shard", (unsigned long long)k);
+        return ZF_ECORRUPT;
+    }
+    r->off += off;
+    r->len = len;
+    return ZF_OK;
+}
+
+/* position (C order) of the inner chunk holding element e of a shard */
+static uint64_t inner_position(unsigned ndim, const uint64_t *e, const uint64_t *shard,
+                               const uint64_t *inner)
+{
+    uint64_t k = 0;
+    for (unsigned d = 0; d < ndim; d++)
+        k = k * (shard[d] / inner[d]) + e[d] / inner[d];
+    return k;
+}
+
+/* walk the shard levels down to the innermost chunk holding element origin */
+static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, range *r,
+                        const zf_pipeline **pp, char *err, size_t errcap)
+{
+    const zf_pipeline *p = a->meta.pipeline;
+    const uint64_t *shard = a->meta.chunks, *inner;
+    uint64_t e[ZF_MAX_DIMS];
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        e[d] = origin[d] % shard[d];
+    const zf_pipeline *next;
+    while (zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner))) {
+        uint64_t *idx = NULL;
+        int rc = read_index(a, key, p, *r, &idx, err, errcap);
+        if (rc == ZF_OK)
+            rc = select_inner(idx, inner_position(a->meta.ndim, e, shard, inner), r, err, errcap);
+        free(idx);
+        if (rc)
+            return rc;
+        for (unsigned d = 0; d < a->meta.ndim; d++)
+            e[d] %= inner[d];
+        shard = inner;
+        p = next;
+    }
+    *pp = p;
+    return ZF_OK;
+}
+
+/* read (part of) the stored value at key and decode it */
+static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t **values,
+                       uint64_t *n, char *err, size_t errcap)
+{
+    const zf_pipeline *p = a->meta.pipeline;
+    uint8_t *raw = NULL;
+    size_t rawn = 0;
+    int rc;
+    if (!zf_pipeline_partial(p)) {
+        rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), &raw, &rawn);
+        if (rc == ZF_ECORRUPT)
+            snprintf(err, errcap, "not a regular file, or larger than any valid encoding");
+    } else {
+        uint64_t origin[ZF_MAX_DIMS], size;
+        chunk_origin(a, index, origin);
+        range r = {0, 0};
+        rc = zf_store_size(a->store, key, &size);
+        r.len = size;
+        if (rc == ZF_OK)
+            rc = locate_inner(a, key, origin, &r, &p, err, errcap);
+        if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
+            snprintf(err, errcap, "inner chunk of %llu bytes is larger than any valid encoding",
+                     (unsigned long long)r.len);
+            rc = ZF_ECORRUPT;
+        }
+        if (rc == ZF_OK && !(raw = malloc(r.len ? (size_t)r.len : 1)))
+            rc = ZF_ENOMEM;
+        rawn = (size_t)r.len;
+        if (rc == ZF_OK)
+            rc = zf_store_read_range(a->store, key, r.off, rawn, raw);
+    }
+    if (rc == ZF_OK)
+        rc = decode_chunk(p, raw, rawn, values, n, err, errcap);
+    free(raw);
+    return rc;
+}
+
 /* cache loader: read, decode, or fill */
 static int load_chunk(void *ctx, uint64_t index, int64_t **values, uint64_t *n)
 {
     zf_array *a = ctx;
-    char key[4096];
+    char key[4096], err[256] = "";
     int rc = chunk_store_key(a, index, key, sizeof key);
-    if (rc)
-        return rc;
-    uint64_t elems = zf_pipeline_chunk_elems(a->meta.pipeline);
-    uint8_t *raw = NULL;
-    size_t rawn = 0;
-    rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(a->meta.pipeline), &raw, &rawn);
+    if (rc == ZF_OK)
+        rc = load_stored(a, index, key, values, n, err, sizeof err);
     if (rc == ZF_ENOTFOUND) {
+        uint64_t elems = 1;
+        for (unsigned d = 0; d < a->meta.ndim; d++)
+            elems *= a->meta.read_chunks[d];
         *values = fill_values(elems, a->meta.fill);
         *n = elems;
         return *values ? ZF_OK : ZF_ENOMEM;
     }
-    char err[256] = "";
-    int64_t *out = NULL;
-    if (rc == ZF_OK && !(out = malloc(elems * sizeof *out)))
-        rc = ZF_ENOMEM;
-    if (rc == ZF_OK)
-        rc = zf_pipeline_decode(a->meta.pipeline, raw, rawn, out, err, sizeof err);
-    else if (rc == ZF_ECORRUPT)
-        snprintf(err, sizeof err, "not a regular file, or larger than any valid encoding");
-    free(raw);
     if (rc != ZF_OK) {
         zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                *err ? ": " : "", err);
-        free(out);
-        return rc == ZF_ENOMEM ? rc : rc == ZF_EIO ? ZF_EIO : ZF_ECORRUPT;
+        return rc == ZF_ENOMEM || rc == ZF_EIO ? rc : ZF_ECORRUPT;
     }
-    *values = out;
-    *n = elems;
     return ZF_OK;
 }
 

@@ -44,9 +44,9 @@ static void chunk_geom(const zf_layout *l, uint64_t ci, cgeom *g)
         uint64_t gd = zf_array_grid(l->a, d);
         uint64_t k = ci % gd;
         ci /= gd;
-        g->origin[d] = k * l->m->chunks[d];
+        g->origin[d] = k * l->m->read_chunks[d];
         uint64_t rest = l->m->shape[d] - g->origin[d];
-        g->extent[d] = rest < l->m->chunks[d] ? rest : l->m->chunks[d];
+        g->extent[d] = rest < l->m->read_chunks[d] ? rest : l->m->read_chunks[d];
     }
 }
 
@@ -118,7 +118,7 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
         l->stride[d] = s;
         s *= l->m->shape[d];
         l->cstride[d] = cs;
-        cs *= l->m->chunks[d];
+        cs *= l->m->read_chunks[d];
     }
     l->line_max = (size_t)l->ndim * 21 + ZF_VALUE_MAX + sizeof qnat + 2;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -379,11 +379,11 @@ static int emit_from(reader *r, uint64_t g)
             rem /= l->m->shape[d];
         }
         for (unsigned d = 0; d < n; d++) {
-            ci = ci * zf_array_grid(l->a, d) + c[d] / l->m->chunks[d];
-            lo += (c[d] % l->m->chunks[d]) * l->cstride[d];
+            ci = ci * zf_array_grid(l->a, d) + c[d] / l->m->read_chunks[d];
+            lo += (c[d] % l->m->read_chunks[d]) * l->cstride[d];
         }
         if (n) {
-            uint64_t cend = (c[last] / l->m->chunks[last] + 1) * l->m->chunks[last];
+            uint64_t cend = (c[last] / l->m->read_chunks[last] + 1) * l->m->read_chunks[last];
             run = (cend < l->m->shape[last] ? cend : l->m->shape[last]) - c[last];
             set_prefix(r, c);
         }

@@ -223,6 +223,18 @@ static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap
     return rc ? rc : 1;
 }
 
+/* the innermost chunk shape of a (possibly nested) sharded pipeline */
+static void set_read_chunks(zf_meta *m)
+{
+    memcpy(m->read_chunks, m->chunks, sizeof m->chunks);
+    zf_pipeline_set_fill(m->pipeline, m->fill);
+    const uint64_t *inner;
+    for (const zf_pipeline *p = m->pipeline; zf_pipeline_partial(p); p = zf_pipeline_inner(p, NULL)) {
+        zf_pipeline_inner(p, &inner);
+        memcpy(m->read_chunks, inner, m->ndim * sizeof *inner);
+    }
+}
+
 int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *out, char *err,
                      size_t errcap)
 {
@@ -251,6 +263,8 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
     cJSON_Delete(root);
     if (rc)
         zf_meta_clear(out);
+    else if (*kind == ZF_KIND_TIMEDELTA)
+        set_read_chunks(out);
     return rc;
 }
 
@@ -365,6 +379,8 @@ int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t at
     cJSON_Delete(root);
     if (rc)
         zf_meta_clear(out);
+    else if (*kind == ZF_KIND_TIMEDELTA)
+        set_read_chunks(out);
     return rc;
 }
 

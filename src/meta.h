@@ -23,7 +23,9 @@ typedef struct zf_meta {
     int zarr_format;                /* 2 or 3 */
     unsigned ndim;
     uint64_t shape[ZF_MAX_DIMS];
-    uint64_t chunks[ZF_MAX_DIMS];   /* chunk shape (every entry >= 1) */
+    uint64_t chunks[ZF_MAX_DIMS];   /* chunk (shard) shape (every entry >= 1) */
+    uint64_t read_chunks[ZF_MAX_DIMS]; /* smallest decodable unit: the innermost
+                                          chunk shape when sharded, else chunks */
     uint64_t nelems;                /* product of shape */
     zf_unit unit;
     uint32_t scale;

@@ -21,7 +21,13 @@ struct zf_pipeline {
     size_t nbytes;               /* elems * 8 */
     unsigned ncodecs;            /* bytes->bytes, in encode order */
     zf_codec *codecs[ZF_MAX_CODECS];
-    char *desc_v3;               /* text for zf_pipeline_describe */
+    zf_pipeline *inner;          /* sharding: pipeline of one inner chunk */
+    zf_pipeline *index;          /* sharding: pipeline of the shard index */
+    uint64_t inner_shape[ZF_MAX_DIMS];
+    uint64_t inner_count;        /* inner chunks per shard */
+    int index_at_start;
+    size_t index_bytes;          /* encoded size of the shard index */
+    int64_t fill;                /* value of empty inner chunks */
 };
 
 static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, char *err, size_t errcap)
@@ -58,7 +64,8 @@ void zf_pipeline_free(zf_pipeline *p)
         return;
     for (unsigned i = 0; i < p->ncodecs; i++)
         zf_codec_free(p->codecs[i]);
-    free(p->desc_v3);
+    zf_pipeline_free(p->inner);
+    zf_pipeline_free(p->index);
     free(p);
 }
 
@@ -67,9 +74,20 @@ uint64_t zf_pipeline_chunk_elems(const zf_pipeline *p)
     return p->elems;
 }
 
+/* most bytes the bytes->bytes stages may produce: the chunk, or a whole shard */
+static size_t bytes_cap(const zf_pipeline *p)
+{
+    if (!p->inner)
+        return p->nbytes;
+    size_t per = zf_pipeline_max_encoded(p->inner);
+    if (per > (SIZE_MAX / 4 - p->index_bytes) / p->inner_count)
+        return SIZE_MAX / 4;
+    return p->index_bytes + (size_t)p->inner_count * per;
+}
+
 size_t zf_pipeline_max_encoded(const zf_pipeline *p)
 {
-    size_t n = p->nbytes;
+    size_t n = bytes_cap(p);
     for (unsigned i = 0; i < p->ncodecs; i++)
         n = zf_codec_bound(n);
     return n;
@@ -138,6 +156,59 @@ static int add_codec(zf_pipeline *p, zf_codec *c, char *err, size_t errcap)
     return ZF_OK;
 }
 
+/* the sharding_indexed array->bytes codec: inner chunks readable one by one */
+static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t errcap)
+{
+    static const char *const keys[] = {"chunk_shape", "codecs", "index_codecs", "index_location", NULL};
+    int rc = zf_json_only_keys(config, keys, "sharding_indexed", err, errcap);
+    if (rc)
+        return rc;
+    if (p->transposed) {
+        snprintf(err, errcap, "sharding_indexed after transpose is not supported");
+        return ZF_EUNSUPPORTED;
+    }
+    const cJSON *cs = config ? cJSON_GetObjectItemCaseSensitive(config, "chunk_shape") : NULL;
+    if (!cJSON_IsArray(cs) || (unsigned)cJSON_GetArraySize(cs) != p->ndim) {
+        snprintf(err, errcap, "sharding_indexed: \"chunk_shape\" must list %u sizes", p->ndim);
+        return ZF_ECORRUPT;
+    }
+    uint64_t grid[ZF_MAX_DIMS + 1];
+    unsigned d = 0;
+    p->inner_count = 1;
+    for (const cJSON *c = cs->child; c; c = c->next, d++) {
+        int64_t v;
+        if (!zf_json_int(c, 1, INT64_MAX, &v) || p->shape[d] % (uint64_t)v) {
+            snprintf(err, errcap, "sharding_indexed: inner chunk shape must divide the shard shape");
+            return ZF_ECORRUPT;
+        }
+        p->inner_shape[d] = (uint64_t)v;
+        grid[d] = p->shape[d] / (uint64_t)v;
+        p->inner_count *= grid[d];
+    }
+    grid[p->ndim] = 2;
+    const cJSON *loc = cJSON_GetObjectItemCaseSensitive(config, "index_location");
+    if (loc && (!cJSON_IsString(loc) || (strcmp(loc->valuestring, "start") && strcmp(loc->valuestring, "end")))) {
+        snprintf(err, errcap, "sharding_indexed: \"index_location\" must be \"start\" or \"end\"");
+        return ZF_ECORRUPT;
+    }
+    p->index_at_start = loc && !strcmp(loc->valuestring, "start");
+    if ((rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "codecs"), p->ndim,
+                                  p->inner_shape, &p->inner, err, errcap)) ||
+        (rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "index_codecs"),
+                                  p->ndim + 1, grid, &p->index, err, errcap)))
+        return rc;
+    p->index_bytes = p->index->nbytes;
+    for (unsigned i = 0; i < p->index->ncodecs; i++) {
+        if (strcmp(zf_codec_name(p->index->codecs[i]), "crc32c")) {
+            snprintf(err, errcap, "sharding_indexed: index codec \"%s\" has no fixed size",
+                     zf_codec_name(p->index->codecs[i]));
+            return ZF_EUNSUPPORTED;
+        }
+        p->index_bytes += 4;
+    }
+    return ZF_OK;
+}
+
 /* one v3 codec entry; *stage tracks array->array (0), bytes seen (1) */
 static int add_v3_entry(zf_pipeline *p, const cJSON *entry, int *stage, char *err, size_t errcap)
 {
@@ -146,13 +217,16 @@ static int add_v3_entry(zf_pipeline *p, const cJSON *entry, int *stage, char *er
     int rc = zf_json_entry(entry, &name, &config, err, errcap);
     if (rc)
         return rc;
-    if (!strcmp(name, "transpose") || !strcmp(name, "bytes")) {
+    int is_shard = !strcmp(name, "sharding_indexed");
+    if (!strcmp(name, "transpose") || !strcmp(name, "bytes") || is_shard) {
         if (*stage != 0) {
             snprintf(err, errcap, "codec \"%s\" after the array->bytes codec", name);
             return ZF_ECORRUPT;
         }
-        if (!strcmp(name, "bytes"))
+        if (strcmp(name, "transpose"))
             *stage = 1;
+        if (is_shard)
+            return set_sharding(p, config, err, errcap);
         return *stage ? set_bytes(p, config, err, errcap) : add_transpose(p, config, err, errcap);
     }
     zf_codec *c = NULL;
@@ -264,72 +338,186 @@ static void swap_all(int64_t *v, uint64_t n)
         v[i] = (int64_t)__builtin_bswap64((uint64_t)v[i]);
 }
 
-/* run the bytes->bytes codecs backwards; the final output lands in out */
-static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t *out,
-                        char *err, size_t errcap)
+/* run the bytes->bytes codecs backwards into a new buffer (*res, caller frees) */
+static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t **res,
+                        size_t *resn, char *err, size_t errcap)
 {
-    if (p->ncodecs == 0) {
-        if (n != p->nbytes) {
-            snprintf(err, errcap, "chunk holds %zu bytes, expected %zu", n, p->nbytes);
-            return ZF_ECORRUPT;
-        }
-        memcpy(out, in, n);
-        return ZF_OK;
-    }
-    uint8_t *scratch[2] = {NULL, NULL};
     const uint8_t *cur = in;
     size_t curn = n;
+    uint8_t *owned = NULL;
     int rc = ZF_OK;
     for (unsigned i = p->ncodecs; i-- > 0 && rc == ZF_OK;) {
-        size_t cap = p->nbytes;
+        size_t cap = bytes_cap(p);
         for (unsigned k = 0; k < i; k++)
             cap = zf_codec_bound(cap);
-        uint8_t *dst = out;
-        if (i > 0) {
-            free(scratch[i & 1]);
-            dst = scratch[i & 1] = malloc(cap ? cap : 1);
-            if (!dst) {
-                snprintf(err, errcap, "out of memory");
-                rc = ZF_ENOMEM;
-                break;
-            }
-        }
+        uint8_t *dst = malloc(cap ? cap : 1);
         size_t got = 0;
-        rc = zf_codec_decode(p->codecs[i], cur, curn, dst, cap, &got, err, errcap);
-        cur = dst;
+        if (!dst) {
+            snprintf(err, errcap, "out of memory");
+            rc = ZF_ENOMEM;
+        } else {
+            rc = zf_codec_decode(p->codecs[i], cur, curn, dst, cap, &got, err, errcap);
+        }
+        free(owned);
+        cur = owned = dst;
         curn = got;
     }
-    if (rc == ZF_OK && curn != p->nbytes) {
-        snprintf(err, errcap, "chunk decodes to %zu bytes, expected %zu", curn, p->nbytes);
-        rc = ZF_ECORRUPT;
+    if (rc) {
+        free(owned);
+        return rc;
     }
-    free(scratch[0]);
-    free(scratch[1]);
+    *res = owned;
+    *resn = curn;
+    return ZF_OK;
+}
+
+static int decode_plain(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
+                        char *err, size_t errcap)
+{
+    if (n != p->nbytes) {
+        snprintf(err, errcap, "chunk decodes to %zu bytes, expected %zu", n, p->nbytes);
+        return ZF_ECORRUPT;
+    }
+    int64_t *tmp = out;
+    if (p->transposed && !(tmp = malloc(p->nbytes ? p->nbytes : 1))) {
+        snprintf(err, errcap, "out of memory");
+        return ZF_ENOMEM;
+    }
+    memcpy(tmp, in, n);
+    if (p->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+        swap_all(tmp, p->elems);
+    if (p->transposed) {
+        untranspose(p, tmp, out);
+        free(tmp);
+    }
+    return ZF_OK;
+}
+
+/* copy inner chunk k (C order of its own shape) into its place in the shard */
+static void scatter_inner(const zf_pipeline *p, uint64_t k, const int64_t *src, int64_t *dst)
+{
+    unsigned n = p->ndim;
+    uint64_t origin[ZF_MAX_DIMS], idx[ZF_MAX_DIMS] = {0}, stride[ZF_MAX_DIMS], s = 1;
+    for (unsigned d = n; d-- > 0;) {
+        uint64_t g = p->shape[d] / p->inner_shape[d];
+        origin[d] = k % g * p->inner_shape[d];
+        k /= g;
+        stride[d] = s;
+        s *= p->shape[d];
+    }
+    uint64_t inner = n ? p->inner_shape[n - 1] : 1, total = p->inner->elems;
+    for (uint64_t done = 0; done < total; done += inner) {
+        uint64_t off = 0;
+        for (unsigned d = 0; d < n; d++)
+            off += (origin[d] + idx[d]) * stride[d];
+        memcpy(dst + off, src + done, inner * sizeof *src);
+        for (unsigned d = n - 1; n && d-- > 0;) {
+            if (++idx[d] < p->inner_shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* decode a whole shard held in memory into out (C order of the shard) */
+static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
+                        char *err, size_t errcap)
+{
+    if (n < p->index_bytes) {
+        snprintf(err, errcap, "shard of %zu bytes is smaller than its index", n);
+        return ZF_ECORRUPT;
+    }
+    const uint8_t *ib = p->index_at_start ? in : in + n - p->index_bytes;
+    uint64_t *idx = malloc(2 * p->inner_count * sizeof *idx);
+    int64_t *tmp = malloc(p->inner->nbytes ? p->inner->nbytes : 1);
+    int rc = idx && tmp ? ZF_OK : ZF_ENOMEM;
+    if (rc == ZF_OK)
+        rc = zf_pipeline_decode(p->index, ib, p->index_bytes, (int64_t *)idx, err, errcap);
+    for (uint64_t k = 0; rc == ZF_OK && k < p->inner_count; k++) {
+        uint64_t off = idx[2 * k], len = idx[2 * k + 1];
+        if (off == UINT64_MAX && len == UINT64_MAX) {
+            for (uint64_t i = 0; i < p->inner->elems; i++)
+                tmp[i] = p->fill;
+        } else if (off > n || len > n - off) {
+            snprintf(err, errcap, "shard index entry %llu points outside the shard", (unsigned long long)k);
+            rc = ZF_ECORRUPT;
+            break;
+        } else {
+            rc = zf_pipeline_decode(p->inner, in + off, (size_t)len, tmp, err, errcap);
+        }
+        if (rc == ZF_OK)
+            scatter_inner(p, k, tmp, out);
+    }
+    free(idx);
+    free(tmp);
     return rc;
 }
 
 int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
                        char *err, size_t errcap)
 {
-    int64_t *tmp = out;
-    if (p->transposed && !(tmp = malloc(p->nbytes ? p->nbytes : 1))) {
-        snprintf(err, errcap, "out of memory");
-        return ZF_ENOMEM;
-    }
-    int rc = decode_bytes(p, in, n, (uint8_t *)tmp, err, errcap);
-    if (rc == ZF_OK && p->big_endian)
-        swap_all(tmp, p->elems);
-    if (rc == ZF_OK && p->transposed)
-        untranspose(p, tmp, out);
-    if (tmp != out)
-        free(tmp);
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    int rc;
+    if (p->ncodecs == 0) /* no copy needed */
+        return p->inner ? decode_shard(p, in, n, out, err, errcap)
+                        : decode_plain(p, in, n, out, err, errcap);
+    rc = decode_bytes(p, in, n, &bytes, &len, err, errcap);
+    if (rc == ZF_OK)
+        rc = p->inner ? decode_shard(p, bytes, len, out, err, errcap)
+                      : decode_plain(p, bytes, len, out, err, errcap);
+    free(bytes);
     return rc;
+}
+
+void zf_pipeline_set_fill(zf_pipeline *p, int64_t fill)
+{
+    for (; p; p = p->inner)
+        p->fill = fill;
+}
+
+int zf_pipeline_partial(const zf_pipeline *p)
+{
+    return p->inner && p->ncodecs == 0;
+}
+
+const zf_pipeline *zf_pipeline_inner(const zf_pipeline *p, const uint64_t **inner_shape)
+{
+    if (inner_shape)
+        *inner_shape = p->inner_shape;
+    return p->inner;
+}
+
+size_t zf_pipeline_index_bytes(const zf_pipeline *p, int *at_start)
+{
+    *at_start = p->index_at_start;
+    return p->index_bytes;
+}
+
+int zf_pipeline_decode_index(const zf_pipeline *p, const uint8_t *in, size_t n, uint64_t *out,
+                             char *err, size_t errcap)
+{
+    return zf_pipeline_decode(p->index, in, n, (int64_t *)out, err, errcap);
+}
+
+uint64_t zf_pipeline_inner_count(const zf_pipeline *p)
+{
+    return p->inner_count;
 }
 
 void zf_pipeline_describe(const zf_pipeline *p, char *buf, size_t cap)
 {
-    size_t len = (size_t)snprintf(buf, cap, "%sbytes(%s)", p->transposed ? "transpose " : "",
-                                  p->big_endian ? "big" : "little");
+    size_t len;
+    if (p->inner) {
+        len = (size_t)snprintf(buf, cap, "sharding_indexed(index at %s; ", p->index_at_start ? "start" : "end");
+        if (len < cap)
+            zf_pipeline_describe(p->inner, buf + len, cap - len);
+        len = strlen(buf);
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, ")");
+        return;
+    }
+    len = (size_t)snprintf(buf, cap, "%sbytes(%s)", p->transposed ? "transpose " : "",
+                           p->big_endian ? "big" : "little");
     for (unsigned i = 0; i < p->ncodecs && len < cap; i++)
         len += (size_t)snprintf(buf + len, cap - len, " %s", zf_codec_name(p->codecs[i]));
 }

@@ -42,6 +42,26 @@ size_t zf_pipeline_max_encoded(const zf_pipeline *p);
 int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
                        char *err, size_t errcap);
 
+/* Set the value of empty inner chunks (the array's fill value). */
+void zf_pipeline_set_fill(zf_pipeline *p, int64_t fill);
+
+/* Can inner chunks be read one by one (sharded, nothing over the whole shard)? */
+int zf_pipeline_partial(const zf_pipeline *p);
+
+/* Sharding: the pipeline of one inner chunk (NULL if this pipeline does not
+ * shard), and the inner chunk shape in *inner_shape (may be NULL). */
+const zf_pipeline *zf_pipeline_inner(const zf_pipeline *p, const uint64_t **inner_shape);
+
+/* Sharding: inner chunks per shard (C order over the inner chunk grid). */
+uint64_t zf_pipeline_inner_count(const zf_pipeline *p);
+
+/* Sharding: encoded size of the shard index; *at_start is 1 if it leads the shard. */
+size_t zf_pipeline_index_bytes(const zf_pipeline *p, int *at_start);
+
+/* Sharding: decode an encoded index into 2 * inner_count (offset, nbytes) pairs. */
+int zf_pipeline_decode_index(const zf_pipeline *p, const uint8_t *in, size_t n, uint64_t *out,
+                             char *err, size_t errcap);
+
 /* Append a one-line description of the codec chain ("bytes(little) zstd") to
  * buf (capacity cap, NUL-terminated). */
 void zf_pipeline_describe(const zf_pipeline *p, char *buf, size_t cap);
