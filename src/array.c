@@ -279,10 +279,28 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)
     zf_cache_put(a->cache, chunk);
 }
 
-int zf_array_chunk_present(const zf_array *a, uint64_t index)
+int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
 {
+    uint64_t grid[ZF_MAX_DIMS], total = 1, coords[ZF_MAX_DIMS] = {0};
+    for (unsigned d = 0; d < a->meta.ndim; d++) {
+        grid[d] = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
+        total *= grid[d];
+    }
+    *expected = total;
+    *present = 0;
+    if (total > limit)
+        return ZF_EUNSUPPORTED;
     char key[4096];
-    if (chunk_store_key(a, index, key, sizeof key))
-        return 0;
-    return zf_store_kind(a->store, key) != 0;
+    size_t plen = *a->path ? (size_t)snprintf(key, sizeof key, "%s/", a->path) : 0;
+    for (uint64_t k = 0; k < total; k++) {
+        if (zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK &&
+            zf_store_kind(a->store, key) == 1)
+            (*present)++;
+        for (unsigned d = a->meta.ndim; d-- > 0;) {
+            if (++coords[d] < grid[d])
+                break;
+            coords[d] = 0;
+        }
+    }
+    return ZF_OK;
 }

@@ -39,7 +39,9 @@ int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);
 /* Give back a chunk reference; NULL is allowed. */
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
 
-/* Is chunk `index` present in the store (1) or missing (0)?  No decoding. */
-int zf_array_chunk_present(const zf_array *a, uint64_t index);
+/* Count stored chunks (shards) present in the store against those the grid
+ * expects, by looking keys up (no decoding); ZF_EUNSUPPORTED (with *expected
+ * set) if more than limit would have to be looked up. */
+int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected);
 
 #endif

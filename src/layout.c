@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "info.h"
 #include "textutil.h"
 
 #define B ZF_LAYOUT_BLOCK
@@ -31,6 +32,9 @@ struct zf_layout {
     int state;
     uint64_t *off[2];             /* [view][block] byte offset, nblocks + 1 entries */
     uint8_t *bad;                 /* bitmap of chunks that failed to decode */
+    char *name;
+    char *info;                   /* the .info text, built on first use */
+    size_t info_len;
 };
 
 /* geometry of one chunk: first element and extent inside the array */
@@ -108,7 +112,8 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     zf_csv_quote(opts->nat, qnat, sizeof qnat);
     if (zf_fmt_init(&l->fmt, opts->format, l->m->unit, l->m->scale, opts->nat) ||
         zf_fmt_init(&l->csvfmt, opts->format, l->m->unit, l->m->scale, qnat) ||
-        build_header(l, name)) {
+        build_header(l, name) || !(l->name = strdup(name))) {
+        free(l->header);
         free(l);
         return NULL;
     }
@@ -136,6 +141,8 @@ void zf_layout_free(zf_layout *l)
     free(l->off[1]);
     free(l->bad);
     free(l->header);
+    free(l->name);
+    free(l->info);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l);
@@ -299,8 +306,33 @@ int zf_layout_sized(zf_layout *l)
     return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == SIZED;
 }
 
+/* build the .info text once */
+static int ensure_info(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    if (!l->info) {
+        zf_sbuf sb = {0};
+        zf_info_text(l->a, l->name, &l->fmt, &sb);
+        if (sb.failed)
+            free(sb.data);
+        else {
+            l->info_len = sb.len;
+            l->info = sb.data ? sb.data : calloc(1, 1);
+        }
+    }
+    int rc = l->info ? ZF_OK : ZF_ENOMEM;
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
 {
+    if (v == ZF_VIEW_INFO) {
+        int rc = ensure_info(l);
+        if (rc == ZF_OK)
+            *size = l->info_len;
+        return rc;
+    }
     int rc = ensure_sized(l);
     if (rc == ZF_OK)
         *size = l->off[v][l->nblocks];
@@ -419,6 +451,14 @@ static uint64_t find_block(const uint64_t *off, uint64_t nblocks, uint64_t x)
 int zf_layout_read(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len, size_t *got)
 {
     *got = 0;
+    if (v == ZF_VIEW_INFO) {
+        int rc = ensure_info(l);
+        if (rc == ZF_OK && off < l->info_len) {
+            *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
+            memcpy(buf, l->info + off, *got);
+        }
+        return rc;
+    }
     int rc = ensure_sized(l);
     if (rc)
         return rc;

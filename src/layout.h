@@ -25,7 +25,8 @@
 
 #define ZF_LAYOUT_BLOCK 4096
 
-typedef enum zf_view { ZF_VIEW_TXT, ZF_VIEW_CSV } zf_view;
+/* the files of an array: values, indices and values, a description (info.h) */
+typedef enum zf_view { ZF_VIEW_TXT, ZF_VIEW_CSV, ZF_VIEW_INFO } zf_view;
 
 typedef struct zf_layout zf_layout;
 
@@ -42,7 +43,7 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
 /* Free a layout; NULL is allowed. */
 void zf_layout_free(zf_layout *l);
 
-/* Is the size of both views known without further work? */
+/* Is the size of the .txt and .csv views known without further work? */
 int zf_layout_sized(zf_layout *l);
 
 /* Exact size in bytes of view v; runs the pass on first use. */

@@ -111,8 +111,8 @@ static int add_array(zf_tree *t, uint64_t dir, const char *name, const char *pat
     }
     t->arrays[t->narrays] = a;
     t->layouts[t->narrays++] = l;
-    static const char *const ext[2] = {".txt", ".csv"};
-    for (int v = 0; v < 2; v++) {
+    static const char *const ext[3] = {".txt", ".csv", ".info"};
+    for (int v = 0; v < 3; v++) {
         char fname[300];
         snprintf(fname, sizeof fname, "%s%s", name, ext[v]);
         uint64_t ino = add_node(t, dir, fname, 0);

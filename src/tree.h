@@ -22,7 +22,7 @@ typedef struct zf_node {
     int is_dir;
     uint64_t *children;     /* dirs: child inos sorted by name */
     size_t nchildren;
-    zf_layout *layout;      /* files: the array's text layout (shared by .txt/.csv) */
+    zf_layout *layout;      /* files: the array's layout (shared by .txt/.csv/.info) */
     zf_view view;
 } zf_node;
 

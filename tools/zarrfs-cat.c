@@ -1,0 +1,144 @@
+/* zarrfs-cat - write the bytes zarrfs would show for one array file to
+ * standard output, using the core library alone (no FUSE). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "tree.h"
+
+#define CHUNK (1u << 20)
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: zarrfs-cat STORE ARRAY_PATH [--csv | --info] [-o format=FORMAT,nat=TEXT]\n"
+               "  ARRAY_PATH  the array's path in the store (e.g. group/array), or a file path\n"
+               "              as the mount shows it (group/array.csv)\n"
+               "  FORMAT      pandas (default), iso, numpy, seconds, raw\n");
+}
+
+/* parse "format=x,nat=y" (backslash escapes a comma) into opts; nat is copied to natbuf */
+static int parse_opts(const char *s, zf_layout_opts *opts, char *natbuf, size_t cap)
+{
+    while (*s) {
+        char item[512];
+        size_t n = 0;
+        for (; *s && *s != ','; s++) {
+            if (*s == '\\' && s[1])
+                s++;
+            if (n + 1 < sizeof item)
+                item[n++] = *s;
+        }
+        item[n] = '\0';
+        if (*s == ',')
+            s++;
+        if (!strncmp(item, "format=", 7)) {
+            if (zf_format_parse(item + 7, &opts->format))
+                return fprintf(stderr, "zarrfs-cat: unknown format: %s\n", item + 7), -1;
+        } else if (!strncmp(item, "nat=", 4)) {
+            if (strlen(item + 4) >= cap)
+                return fprintf(stderr, "zarrfs-cat: nat text is too long\n"), -1;
+            strcpy(natbuf, item + 4);
+            opts->nat = natbuf;
+        } else if (*item) {
+            return fprintf(stderr, "zarrfs-cat: unknown option: %s\n", item), -1;
+        }
+    }
+    return 0;
+}
+
+/* find the file node for path (+ the extension implied by view if missing) */
+static const zf_node *find_file(const zf_tree *t, const char *path, const char *ext)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    size_t len = strlen(buf);
+    int has_ext = (len > 4 && (!strcmp(buf + len - 4, ".txt") || !strcmp(buf + len - 4, ".csv"))) ||
+                  (len > 5 && !strcmp(buf + len - 5, ".info"));
+    if (!has_ext)
+        snprintf(buf + len, sizeof buf - len, "%s", ext);
+    const zf_node *n = zf_tree_node(t, ZF_ROOT_INO);
+    for (char *save = NULL, *part = strtok_r(buf, "/", &save); part && n;
+         part = strtok_r(NULL, "/", &save))
+        n = zf_tree_lookup(t, n->ino, part);
+    return n && !n->is_dir ? n : NULL;
+}
+
+static int write_all(const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(STDOUT_FILENO, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int cat_node(const zf_node *n)
+{
+    char *buf = malloc(CHUNK);
+    uint64_t off = 0;
+    int rc = buf ? ZF_OK : ZF_ENOMEM;
+    for (size_t got = 1; rc == ZF_OK && got;) {
+        rc = zf_layout_read(n->layout, n->view, off, buf, CHUNK, &got);
+        if (rc == ZF_OK && write_all(buf, got))
+            rc = ZF_EIO;
+        off += got;
+    }
+    free(buf);
+    if (rc)
+        fprintf(stderr, "zarrfs-cat: %s at byte %llu\n", zf_strerror(rc), (unsigned long long)off);
+    return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    zf_layout_opts opts = {.format = ZF_FORMAT_PANDAS, .nat = "NaT"};
+    char nat[ZF_NAT_MAX + 1];
+    const char *pos[2] = {NULL, NULL}, *ext = ".txt";
+    int npos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--csv"))
+            ext = ".csv";
+        else if (!strcmp(argv[i], "--info"))
+            ext = ".info";
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+            return usage(stdout), 0;
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            if (parse_opts(argv[++i], &opts, nat, sizeof nat))
+                return 2;
+        } else if (npos < 2 && argv[i][0] != '-')
+            pos[npos++] = argv[i];
+        else
+            return usage(stderr), 2;
+    }
+    if (npos != 2)
+        return usage(stderr), 2;
+    zf_store *store = NULL;
+    zf_cache *cache = zf_cache_new((size_t)256 << 20);
+    zf_tree *tree = NULL;
+    int rc = zf_store_open(pos[0], 0, &store);
+    if (rc == ZF_OK)
+        rc = cache ? zf_tree_build(store, cache, &opts, &tree) : ZF_ENOMEM;
+    int status = 1;
+    if (rc) {
+        fprintf(stderr, "zarrfs-cat: %s: %s\n", pos[0],
+                rc == ZF_ENOTFOUND ? "not a Zarr store" : zf_strerror(rc));
+    } else {
+        const zf_node *n = find_file(tree, pos[1], ext);
+        if (!n)
+            fprintf(stderr, "zarrfs-cat: %s: no timedelta64 array at that path\n", pos[1]);
+        else
+            status = cat_node(n);
+    }
+    zf_tree_free(tree);
+    zf_cache_free(cache);
+    zf_store_close(store);
+    return status;
+}
