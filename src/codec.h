@@ -42,4 +42,8 @@ int zf_codec_decode(const zf_codec *c, const uint8_t *in, size_t n, uint8_t *out
  * used as the capacity of intermediate stages of a pipeline. */
 size_t zf_codec_bound(size_t decoded);
 
+/* CRC32C (Castagnoli) of n bytes, continuing from crc (start with 0);
+ * crc32c("123456789") == 0xE3069283.  Uses SSE4.2 when the CPU has it. */
+uint32_t zf_crc32c(uint32_t crc, const void *buf, size_t n);
+
 #endif

@@ -353,23 +353,11 @@ typedef struct reader {
     size_t prefix_len;
 } reader;
 
-/* emit one line (value v, last coordinate `last`) clipped to the request */
-static void emit_line(reader *r, int64_t v, uint64_t last)
+/* format one whole line at p; returns its length */
+static size_t format_line(const reader *r, int64_t v, uint64_t last, char *p)
 {
-    zf_layout *l = r->l;
-    uint64_t vlen = zf_fmt_len(r->fmt, v);
-    uint64_t len = vlen + 1;
-    if (r->view == ZF_VIEW_CSV && l->ndim)
-        len += r->prefix_len + zf_u64_digits(last) + 1;
-    if (r->pos + len <= r->want) {
-        r->pos += len;
-        return;
-    }
-    char tmp[4096];
-    int direct = r->pos >= r->want && r->pos + len <= r->end;
-    char *p = direct ? r->out + r->outn : tmp;
     char *q = p;
-    if (r->view == ZF_VIEW_CSV && l->ndim) {
+    if (r->view == ZF_VIEW_CSV && r->l->ndim) {
         memcpy(q, r->prefix, r->prefix_len);
         q += r->prefix_len;
         q += zf_u64_text(last, q);
@@ -377,14 +365,31 @@ static void emit_line(reader *r, int64_t v, uint64_t last)
     }
     q += zf_fmt_value(r->fmt, v, q);
     *q++ = '\n';
-    if (direct) {
+    return (size_t)(q - p);
+}
+
+/* emit one line (value v, last coordinate `last`) clipped to the request */
+static void emit_line(reader *r, int64_t v, uint64_t last)
+{
+    if (r->pos >= r->want && r->end - r->pos >= r->l->line_max) { /* fast path: fits whole */
+        size_t len = format_line(r, v, last, r->out + r->outn);
         r->outn += len;
-    } else {
-        uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
-        uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
-        memcpy(r->out + r->outn, tmp + from, (size_t)(to - from));
-        r->outn += (size_t)(to - from);
+        r->pos += len;
+        return;
     }
+    uint64_t len = zf_fmt_len(r->fmt, v) + 1;
+    if (r->view == ZF_VIEW_CSV && r->l->ndim)
+        len += r->prefix_len + zf_u64_digits(last) + 1;
+    if (r->pos + len <= r->want) { /* before the request: measure only */
+        r->pos += len;
+        return;
+    }
+    char tmp[4096];
+    format_line(r, v, last, tmp);
+    uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
+    uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
+    memcpy(r->out + r->outn, tmp + from, (size_t)(to - from));
+    r->outn += (size_t)(to - from);
     r->pos += len;
 }
 
