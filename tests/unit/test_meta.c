@@ -1,0 +1,125 @@
+/* test_meta.c - metadata parsing against golden summaries.
+ *
+ * Every file in golden/meta/ (v3 *.json; v2 *.zarray with an optional *.zattrs
+ * beside it) is parsed and summarised in one line; the summaries must equal
+ * the hand-written lines of golden/meta/expected.txt ("FILE: SUMMARY"). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "meta.h"
+
+#define DIR_PATH "golden/meta/"
+
+static char *slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 20);
+    *n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[*n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static void dims(char *out, size_t cap, unsigned n, const uint64_t *v)
+{
+    size_t len = (size_t)snprintf(out, cap, "[");
+    for (unsigned i = 0; i < n; i++)
+        len += (size_t)snprintf(out + len, cap - len, "%s%llu", i ? "," : "", (unsigned long long)v[i]);
+    snprintf(out + len, cap - len, "]");
+}
+
+static void summarise(int rc, zf_node_kind kind, const zf_meta *m, char *out, size_t cap)
+{
+    if (rc) {
+        snprintf(out, cap, "error %s", zf_strerror(rc));
+        return;
+    }
+    if (kind != ZF_KIND_TIMEDELTA) {
+        snprintf(out, cap, "%s", kind == ZF_KIND_GROUP ? "group" : "other");
+        return;
+    }
+    char shape[128], chunks[128], read[128], key[128], codecs[256], names[128] = "";
+    uint64_t ones[ZF_MAX_DIMS];
+    for (unsigned i = 0; i < ZF_MAX_DIMS; i++)
+        ones[i] = 1;
+    dims(shape, sizeof shape, m->ndim, m->shape);
+    dims(chunks, sizeof chunks, m->ndim, m->chunks);
+    dims(read, sizeof read, m->ndim, m->read_chunks);
+    zf_meta_chunk_key(m, ones, key, sizeof key);
+    zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
+    for (unsigned i = 0; i < m->ndim; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "",
+                 m->dim_names[i] ? m->dim_names[i] : "-");
+    snprintf(out, cap, "td v%d shape=%s chunks=%s read=%s unit=%s scale=%u fill=%lld key=%s codecs=%s dims=%s",
+             m->zarr_format, shape, chunks, read, zf_unit_name(m->unit), m->scale, (long long)m->fill,
+             key, codecs, names);
+}
+
+/* summary line for one golden file */
+static void run_one(const char *name, char *out, size_t cap)
+{
+    char path[512];
+    size_t n = 0, an = 0;
+    snprintf(path, sizeof path, DIR_PATH "%s", name);
+    char *doc = slurp(path, &n), *attrs = NULL;
+    zf_node_kind kind = ZF_KIND_OTHER_ARRAY;
+    zf_meta m;
+    char err[256];
+    int rc;
+    if (strstr(name, ".zarray")) {
+        snprintf(path + strlen(path) - 7, 8, ".zattrs");
+        attrs = slurp(path, &an);
+        rc = zf_meta_parse_v2(doc, n, attrs, an, &kind, &m, err, sizeof err);
+    } else {
+        rc = zf_meta_parse_v3(doc, n, &kind, &m, err, sizeof err);
+    }
+    summarise(rc, kind, &m, out, cap);
+    if (rc == ZF_OK)
+        zf_meta_clear(&m);
+    free(doc);
+    free(attrs);
+}
+
+int main(void)
+{
+    size_t n;
+    char *expected = slurp(DIR_PATH "expected.txt", &n);
+    if (!expected) {
+        fprintf(stderr, "cannot read " DIR_PATH "expected.txt\n");
+        return 1;
+    }
+    int failed = 0, total = 0;
+    for (char *save = NULL, *line = strtok_r(expected, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        char *sep = strstr(line, ": ");
+        if (!sep || *line == '#')
+            continue;
+        *sep = '\0';
+        char got[1024];
+        run_one(line, got, sizeof got);
+        total++;
+        if (strcmp(got, sep + 2)) {
+            failed++;
+            printf("FAIL %s\n  expected: %s\n  got:      %s\n", line, sep + 2, got);
+        }
+    }
+    /* every golden input must have an expected line */
+    int inputs = 0;
+    DIR *d = opendir(DIR_PATH);
+    for (struct dirent *e; d && (e = readdir(d));)
+        inputs += strstr(e->d_name, ".json") || strstr(e->d_name, ".zarray");
+    if (d)
+        closedir(d);
+    if (inputs != total) {
+        printf("FAIL %d golden inputs but %d expected lines\n", inputs, total);
+        failed++;
+    }
+    free(expected);
+    printf("test_meta: %d cases, %d failed\n", total, failed);
+    return failed ? 1 : 0;
+}
