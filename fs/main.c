@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "idxcache.h"
 #include "zarrfs.h"
 
 typedef struct cli {
@@ -17,6 +18,7 @@ typedef struct cli {
     char *format;
     char *nat;
     int follow_symlinks;
+    int no_index_cache;
     int nonopts;
 } cli;
 
@@ -26,6 +28,7 @@ static const struct fuse_opt cli_spec[] = {
     OPT("format=%s", format, 0),
     OPT("nat=%s", nat, 0),
     OPT("follow_symlinks", follow_symlinks, 1),
+    OPT("no_index_cache", no_index_cache, 1),
     FUSE_OPT_END
 };
 
@@ -52,7 +55,8 @@ static void usage(const char *prog)
            "    -o cache_size=BYTES    bound on decoded chunk memory (K/M/G suffixes; default 256M)\n"
            "    -o format=FORMAT       pandas (default), iso, numpy, seconds or raw\n"
            "    -o nat=TEXT            text shown for NaT (default NaT)\n"
-           "    -o follow_symlinks     follow symlinks that leave the store\n\n", prog);
+           "    -o follow_symlinks     follow symlinks that leave the store\n"
+           "    -o no_index_cache      do not keep offset indexes in $XDG_CACHE_HOME/zarrfs\n\n", prog);
 }
 
 /* parse "256M"-style sizes; 0 on error */
@@ -117,6 +121,9 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
 {
     size_t cache_bytes = c->cache_size ? parse_size(c->cache_size) : (size_t)256 << 20;
     zf_layout_opts lo = {.format = ZF_FORMAT_PANDAS, .nat = c->nat ? c->nat : "NaT"};
+    char index_dir[4096];
+    if (!c->no_index_cache && zf_idxcache_default_dir(index_dir, sizeof index_dir) == 0)
+        lo.index_dir = index_dir;
     if (!cache_bytes)
         return fail("invalid cache_size", c->cache_size);
     if (c->format && zf_format_parse(c->format, &lo.format))

@@ -279,28 +279,76 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)
     zf_cache_put(a->cache, chunk);
 }
 
-int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
+/* call fn for the store key of every stored chunk (or shard) of the grid */
+static void for_each_stored(const zf_array *a, void (*fn)(const zf_array *, const char *, void *),
+                            void *ctx)
 {
     uint64_t grid[ZF_MAX_DIMS], total = 1, coords[ZF_MAX_DIMS] = {0};
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         grid[d] = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
         total *= grid[d];
     }
-    *expected = total;
-    *present = 0;
-    if (total > limit)
-        return ZF_EUNSUPPORTED;
     char key[4096];
     size_t plen = *a->path ? (size_t)snprintf(key, sizeof key, "%s/", a->path) : 0;
     for (uint64_t k = 0; k < total; k++) {
-        if (zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK &&
-            zf_store_kind(a->store, key) == 1)
-            (*present)++;
+        if (zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK)
+            fn(a, key, ctx);
         for (unsigned d = a->meta.ndim; d-- > 0;) {
             if (++coords[d] < grid[d])
                 break;
             coords[d] = 0;
         }
     }
+}
+
+static void stored_total(const zf_array *a, uint64_t *total)
+{
+    *total = 1;
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        *total *= (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
+}
+
+static void fp_chunk(const zf_array *a, const char *key, void *ctx)
+{
+    uint64_t size = UINT64_MAX;
+    int64_t mtime = 0;
+    zf_store_stat(a->store, key, &size, &mtime);
+    zf_fp_add(ctx, &size, sizeof size);
+    zf_fp_add(ctx, &mtime, sizeof mtime);
+}
+
+void zf_array_fingerprint(const zf_array *a, zf_fp *fp)
+{
+    const zf_meta *m = &a->meta;
+    char codecs[1024];
+    zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
+    zf_fp_add(fp, zf_store_path(a->store), strlen(zf_store_path(a->store)));
+    zf_fp_add(fp, a->path, strlen(a->path));
+    zf_fp_add(fp, m->shape, sizeof m->shape);
+    zf_fp_add(fp, m->chunks, sizeof m->chunks);
+    zf_fp_add(fp, m->read_chunks, sizeof m->read_chunks);
+    zf_fp_add(fp, m->dtype_text, strlen(m->dtype_text));
+    zf_fp_add(fp, &m->fill, sizeof m->fill);
+    zf_fp_add(fp, &m->key_v2, sizeof m->key_v2);
+    zf_fp_add(fp, &m->separator, 1);
+    zf_fp_add(fp, codecs, strlen(codecs));
+    for (unsigned d = 0; d < m->ndim; d++)
+        zf_fp_add(fp, m->dim_names[d] ? m->dim_names[d] : "", m->dim_names[d] ? strlen(m->dim_names[d]) + 1 : 0);
+    for_each_stored(a, fp_chunk, fp);
+}
+
+static void count_present(const zf_array *a, const char *key, void *ctx)
+{
+    if (zf_store_kind(a->store, key) == 1)
+        (*(uint64_t *)ctx)++;
+}
+
+int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
+{
+    stored_total(a, expected);
+    *present = 0;
+    if (*expected > limit)
+        return ZF_EUNSUPPORTED;
+    for_each_stored(a, count_present, present);
     return ZF_OK;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "idxcache.h"
 #include "meta.h"
 #include "store.h"
 
@@ -38,6 +39,10 @@ int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);
 
 /* Give back a chunk reference; NULL is allowed. */
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
+
+/* Mix into fp everything the array's values depend on: store and array path,
+ * metadata, and the size and mtime of every stored chunk (no decoding). */
+void zf_array_fingerprint(const zf_array *a, zf_fp *fp);
 
 /* Count stored chunks (shards) present in the store against those the grid
  * expects, by looking keys up (no decoding); ZF_EUNSUPPORTED (with *expected

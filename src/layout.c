@@ -33,6 +33,8 @@ struct zf_layout {
     uint64_t *off[2];             /* [view][block] byte offset, nblocks + 1 entries */
     uint8_t *bad;                 /* bitmap of chunks that failed to decode */
     char *name;
+    char *index_dir;              /* NULL: indexes are not persisted */
+    zf_format format;
     char *info;                   /* the .info text, built on first use */
     size_t info_len;
 };
@@ -112,12 +114,15 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     zf_csv_quote(opts->nat, qnat, sizeof qnat);
     if (zf_fmt_init(&l->fmt, opts->format, l->m->unit, l->m->scale, opts->nat) ||
         zf_fmt_init(&l->csvfmt, opts->format, l->m->unit, l->m->scale, qnat) ||
-        build_header(l, name) || !(l->name = strdup(name))) {
+        build_header(l, name) || !(l->name = strdup(name)) ||
+        (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
         free(l->header);
+        free(l->name);
         free(l);
         return NULL;
     }
     l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
+    l->format = opts->format;
     uint64_t s = 1, cs = 1;
     for (unsigned d = l->ndim; d-- > 0;) {
         l->stride[d] = s;
@@ -142,6 +147,7 @@ void zf_layout_free(zf_layout *l)
     free(l->bad);
     free(l->header);
     free(l->name);
+    free(l->index_dir);
     free(l->info);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
@@ -277,6 +283,41 @@ static int run_pass(zf_layout *l)
     return ZF_OK;
 }
 
+/* everything the offset index depends on */
+static void layout_fingerprint(const zf_layout *l, zf_fp *fp)
+{
+    zf_fp_init(fp);
+    zf_fp_add(fp, ZF_VERSION, sizeof ZF_VERSION);
+    zf_array_fingerprint(l->a, fp);
+    zf_fp_add(fp, &l->format, sizeof l->format);
+    zf_fp_add(fp, l->fmt.nat, l->fmt.nat_len);
+    zf_fp_add(fp, l->header, l->header_len);
+    uint64_t block = B;
+    zf_fp_add(fp, &block, sizeof block);
+}
+
+/* the offset index: from the persisted copy if it matches, else by a pass */
+static int load_or_build(zf_layout *l)
+{
+    zf_fp fp;
+    if (l->index_dir) {
+        layout_fingerprint(l, &fp);
+        for (int v = 0; v < 2; v++)
+            if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
+                return ZF_ENOMEM;
+        if (zf_idxcache_load(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]) == 0)
+            return ZF_OK;
+        for (int v = 0; v < 2; v++) {
+            free(l->off[v]);
+            l->off[v] = NULL;
+        }
+    }
+    int rc = run_pass(l);
+    if (rc == ZF_OK && l->index_dir && !l->bad)
+        zf_idxcache_save(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]);
+    return rc;
+}
+
 static int ensure_sized(zf_layout *l)
 {
     pthread_mutex_lock(&l->mu);
@@ -286,7 +327,7 @@ static int ensure_sized(zf_layout *l)
     if (l->state == UNSIZED) {
         l->state = SIZING;
         pthread_mutex_unlock(&l->mu);
-        rc = run_pass(l);
+        rc = load_or_build(l);
         pthread_mutex_lock(&l->mu);
         if (rc) {
             for (int v = 0; v < 2; v++) {

@@ -34,6 +34,7 @@ typedef struct zf_layout_opts {
     zf_format format;   /* text of each value */
     const char *nat;    /* text of NaT (CSV-quoted in .csv when needed) */
     unsigned threads;   /* threads for the size pass (0: one per CPU) */
+    const char *index_dir; /* where offset indexes persist (idxcache.h); NULL: nowhere */
 } zf_layout_opts;
 
 /* Layout of array a (borrowed; must outlive the layout) whose CSV value

@@ -138,6 +138,21 @@ int zf_store_size(const zf_store *s, const char *key, uint64_t *size)
     return rc;
 }
 
+int zf_store_stat(const zf_store *s, const char *key, uint64_t *size, int64_t *mtime_ns)
+{
+    int fd = open_key(s, key, O_PATH);
+    if (fd < 0)
+        return errno_to_zf(errno);
+    struct stat st;
+    int rc = fstat(fd, &st) == 0 ? ZF_OK : ZF_EIO;
+    close(fd);
+    if (rc == ZF_OK) {
+        *size = (uint64_t)st.st_size;
+        *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    }
+    return rc;
+}
+
 int zf_store_read_range(const zf_store *s, const char *key, uint64_t off, size_t len, uint8_t *buf)
 {
     int fd = open_key(s, key, O_RDONLY);

@@ -29,6 +29,9 @@ int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf,
 /* Size in bytes of key's value; ZF_ENOTFOUND if absent. */
 int zf_store_size(const zf_store *s, const char *key, uint64_t *size);
 
+/* Size and modification time (ns since the epoch) of key; ZF_ENOTFOUND if absent. */
+int zf_store_stat(const zf_store *s, const char *key, uint64_t *size, int64_t *mtime_ns);
+
 /* Read exactly len bytes of key at offset off into buf (caller-owned).
  * ZF_ECORRUPT if the value is shorter than off + len. */
 int zf_store_read_range(const zf_store *s, const char *key, uint64_t off, size_t len, uint8_t *buf);
