@@ -19,6 +19,7 @@ typedef struct cli {
     char *nat;
     int follow_symlinks;
     int no_index_cache;
+    double timeout;
     int nonopts;
 } cli;
 
@@ -29,6 +30,7 @@ static const struct fuse_opt cli_spec[] = {
     OPT("nat=%s", nat, 0),
     OPT("follow_symlinks", follow_symlinks, 1),
     OPT("no_index_cache", no_index_cache, 1),
+    OPT("timeout=%lf", timeout, 0),
     FUSE_OPT_END
 };
 
@@ -56,7 +58,9 @@ static void usage(const char *prog)
            "    -o format=FORMAT       pandas (default), iso, numpy, seconds or raw\n"
            "    -o nat=TEXT            text shown for NaT (default NaT)\n"
            "    -o follow_symlinks     follow symlinks that leave the store\n"
-           "    -o no_index_cache      do not keep offset indexes in $XDG_CACHE_HOME/zarrfs\n\n", prog);
+           "    -o no_index_cache      do not keep offset indexes in $XDG_CACHE_HOME/zarrfs\n"
+           "    -o timeout=SECONDS     how long the kernel caches names and sizes, and how\n"
+           "                           often the store is re-checked for changes (default 1)\n\n", prog);
 }
 
 /* parse "256M"-style sizes; 0 on error */
@@ -93,6 +97,7 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     struct fuse_session *se = fuse_session_new(args, &zf_fs_ops, sizeof zf_fs_ops, fs);
     if (!se)
         return 1;
+    fs->se = se;
     int rc = 1;
     if (fuse_set_signal_handlers(se) == 0) {
         if (fuse_session_mount(se, o->mountpoint) == 0) {
@@ -113,6 +118,7 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
         }
         fuse_remove_signal_handlers(se);
     }
+    zf_gen_stop_notifier(fs); /* no notification may outlive the session */
     fuse_session_destroy(se);
     return rc;
 }
@@ -126,6 +132,8 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         lo.index_dir = index_dir;
     if (!cache_bytes)
         return fail("invalid cache_size", c->cache_size);
+    if (!(c->timeout >= 0 && c->timeout <= 1e9))
+        return fail("invalid timeout", NULL);
     if (c->format && zf_format_parse(c->format, &lo.format))
         return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
     if (strlen(lo.nat) > ZF_NAT_MAX)
@@ -145,9 +153,15 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         zf_cache_free(cache);
         return r;
     }
-    zf_fs fs = {.tree = tree, .timeout = 86400.0, .uid = getuid(), .gid = getgid(), .mtime = st.st_mtim};
-    rc = serve(args, o, &fs);
-    zf_tree_free(tree);
+    zf_fs fs = {.store = store, .cache = cache, .opts = &lo, .timeout = c->timeout,
+                .uid = getuid(), .gid = getgid(), .mtime = st.st_mtim};
+    if (zf_gen_start(&fs, tree) != 0) {
+        zf_tree_free(tree);
+        rc = fail("out of memory", NULL);
+    } else {
+        rc = serve(args, o, &fs);
+        zf_gen_stop(&fs);
+    }
     zf_cache_free(cache);
     zf_store_close(store);
     return rc;
@@ -157,7 +171,7 @@ int main(int argc, char **argv)
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts o;
-    cli c = {0};
+    cli c = {.timeout = 1.0};
     int rc = 1;
     memset(&o, 0, sizeof o);
     if (fuse_opt_parse(&args, &c, cli_spec, cli_proc) != 0 || fuse_parse_cmdline(&args, &o) != 0)

@@ -2,6 +2,7 @@
  * core error codes become errno values. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,55 +54,74 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     zf_fs *fs = fs_of(req);
-    const zf_node *n = zf_tree_lookup(fs->tree, parent, name);
+    zf_gen *g = zf_gen_get(fs);
+    const zf_node *n = zf_tree_lookup(g->tree, parent, name);
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
     e.entry_timeout = fs->timeout;
     e.attr_timeout = fs->timeout;
-    if (!n) { /* cache the negative answer too */
-        fuse_reply_entry(req, &e);
-        return;
+    int err = n ? node_attr(fs, n, &e.attr) : 0;
+    if (n) {
+        e.ino = n->ino;
+        e.generation = 1;
     }
-    int err = node_attr(fs, n, &e.attr);
-    if (err) {
+    zf_gen_put(fs, g);
+    if (err)
         fuse_reply_err(req, err);
-        return;
-    }
-    e.ino = n->ino;
-    e.generation = 1;
-    fuse_reply_entry(req, &e);
+    else
+        fuse_reply_entry(req, &e); /* without a node: a cached negative answer */
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     zf_fs *fs = fs_of(req);
-    const zf_node *n = zf_tree_node(fs->tree, ino);
+    zf_gen *g = zf_gen_get(fs);
+    const zf_node *n = zf_tree_node(g->tree, ino);
     struct stat st;
     int err = n ? node_attr(fs, n, &st) : ENOENT;
+    zf_gen_put(fs, g);
     if (err)
         fuse_reply_err(req, err);
     else
         fuse_reply_attr(req, &st, fs->timeout);
 }
 
+/* open a node of the current generation; the open handle keeps it alive */
+static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int dir)
+{
+    zf_fs *fs = fs_of(req);
+    zf_gen *g = zf_gen_get(fs);
+    const zf_node *n = zf_tree_node(g->tree, ino);
+    int err = !n ? ENOENT : dir && !n->is_dir ? ENOTDIR : !dir && n->is_dir ? EISDIR : 0;
+    if (!err && !dir && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
+        err = EROFS;
+    if (err) {
+        zf_gen_put(fs, g);
+        fuse_reply_err(req, err);
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)g;
+    fi->keep_cache = 1; /* unchanged while this generation lives */
+    fi->cache_readdir = dir;
+    if (fuse_reply_open(req, fi) != 0)
+        zf_gen_put(fs, g);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    zf_gen_put(fs_of(req), (zf_gen *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-    const zf_node *n = zf_tree_node(fs_of(req)->tree, ino);
-    if (!n)
-        fuse_reply_err(req, ENOENT);
-    else if (!n->is_dir)
-        fuse_reply_err(req, ENOTDIR);
-    else {
-        fi->cache_readdir = 1;
-        fi->keep_cache = 1;
-        fuse_reply_open(req, fi);
-    }
+    open_node(req, ino, fi, 1);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi)
 {
-    const zf_tree *t = fs_of(req)->tree;
+    const zf_tree *t = ((zf_gen *)(uintptr_t)fi->fh)->tree;
     const zf_node *d = zf_tree_node(t, ino);
     if (!d || !d->is_dir) {
         fuse_reply_err(req, ENOTDIR);
@@ -114,7 +134,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     }
     size_t used = 0;
     for (uint64_t i = (uint64_t)off; i < d->nchildren + 2; i++) {
-        const zf_node *c = i < 2 ? NULL : zf_tree_node(t, d->children[i - 2]);
+        const zf_node *c = i < 2 ? NULL : zf_tree_child(t, d, i - 2);
         struct stat st = {.st_ino = i == 0 ? d->ino : i == 1 ? d->parent : c->ino};
         st.st_mode = (i < 2 || c->is_dir) ? S_IFDIR : S_IFREG;
         const char *name = i == 0 ? "." : i == 1 ? ".." : c->name;
@@ -129,17 +149,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-    const zf_node *n = zf_tree_node(fs_of(req)->tree, ino);
-    if (!n)
-        fuse_reply_err(req, ENOENT);
-    else if (n->is_dir)
-        fuse_reply_err(req, EISDIR);
-    else if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))
-        fuse_reply_err(req, EROFS);
-    else {
-        fi->keep_cache = 1; /* the text never changes while mounted */
-        fuse_reply_open(req, fi);
-    }
+    open_node(req, ino, fi, 0);
 }
 
 static pthread_key_t read_buf_key;
@@ -164,7 +174,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
     char *buf;
-    const zf_node *n = zf_tree_node(fs_of(req)->tree, ino);
+    const zf_node *n = zf_tree_node(((zf_gen *)(uintptr_t)fi->fh)->tree, ino);
     if (!n || n->is_dir || off < 0) {
         fuse_reply_err(req, n && n->is_dir ? EISDIR : EINVAL);
         return;
@@ -185,8 +195,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+    zf_gen *g = zf_gen_get(fs_of(req));
     struct statvfs sv = {.f_bsize = 4096, .f_frsize = 4096, .f_namemax = 255,
-                         .f_files = zf_tree_count(fs_of(req)->tree), .f_flag = ST_RDONLY};
+                         .f_files = zf_tree_count(g->tree), .f_flag = ST_RDONLY};
+    zf_gen_put(fs_of(req), g);
     fuse_reply_statfs(req, &sv);
 }
 
@@ -213,7 +225,9 @@ const struct fuse_lowlevel_ops zf_fs_ops = {
     .getattr = op_getattr,
     .opendir = op_opendir,
     .readdir = op_readdir,
+    .releasedir = op_release,
     .open = op_open,
+    .release = op_release,
     .read = op_read,
     .statfs = op_statfs,
     .setattr = op_setattr,

@@ -4,16 +4,53 @@
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
+#include <pthread.h>
 
 #include "tree.h"
 
-typedef struct zf_fs {
+/* One version of the tree.  Requests and open files hold references; the
+ * tree is freed when the last reference goes. */
+typedef struct zf_gen {
     zf_tree *tree;
-    double timeout;          /* entry/attr timeout in seconds (data is immutable) */
+    unsigned refs;
+} zf_gen;
+
+typedef struct zf_fs {
+    const zf_store *store;
+    zf_cache *cache;
+    const zf_layout_opts *opts;
+    double timeout;          /* entry/attr timeout, and how often the store is re-checked */
     uid_t uid;
     gid_t gid;
     struct timespec mtime;   /* shown as every node's times */
+    struct fuse_session *se;
+    pthread_mutex_t mu;
+    pthread_cond_t wake;     /* for the notifier thread */
+    pthread_t notifier;
+    zf_gen *cur;             /* the current tree */
+    zf_gen *replaced;        /* a replaced tree the notifier has yet to invalidate */
+    int stopping;
+    double checked;          /* monotonic time of the last check */
+    int checking;            /* a check is running */
+    uint64_t generation;     /* versions of the store seen so far, minus one */
 } zf_fs;
+
+/* The current generation with one reference (re-checking the store first if
+ * the timeout has passed).  Give it back with zf_gen_put. */
+zf_gen *zf_gen_get(zf_fs *fs);
+
+/* Drop a reference; the last one frees the generation's tree. */
+void zf_gen_put(zf_fs *fs, zf_gen *g);
+
+/* Make tree the first generation (fs takes ownership) and start the thread
+ * that invalidates the kernel's caches when the store changes. */
+int zf_gen_start(zf_fs *fs, zf_tree *tree);
+
+/* Stop the notifier thread (before the session goes away). */
+void zf_gen_stop_notifier(zf_fs *fs);
+
+/* Stop the notifier and drop every generation at shutdown. */
+void zf_gen_stop(zf_fs *fs);
 
 /* The low-level operation table; userdata is a zf_fs. */
 extern const struct fuse_lowlevel_ops zf_fs_ops;

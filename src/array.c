@@ -16,6 +16,7 @@ struct zf_array {
     uint64_t id;              /* cache owner id, unique per array */
     uint64_t grid[ZF_MAX_DIMS];
     uint64_t nchunks;
+    zf_stamp *stamps;         /* per stored chunk, from zf_array_snapshot */
 };
 
 static uint64_t next_id(void)
@@ -49,6 +50,7 @@ void zf_array_free(zf_array *a)
     if (!a)
         return;
     zf_meta_clear(&a->meta);
+    free(a->stamps);
     free(a->path);
     free(a);
 }
@@ -245,12 +247,41 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t **v
     return rc;
 }
 
+/* linear index (C order over the stored-chunk grid) of the chunk holding read chunk index */
+static uint64_t stored_index(const zf_array *a, uint64_t index)
+{
+    uint64_t origin[ZF_MAX_DIMS], k = 0;
+    chunk_origin(a, index, origin);
+    for (unsigned d = 0; d < a->meta.ndim; d++) {
+        uint64_t g = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
+        k = k * g + origin[d] / a->meta.chunks[d];
+    }
+    return k;
+}
+
+/* ZF_ESTALE if the stored chunk no longer matches its snapshot stamp */
+static int check_stamp(const zf_array *a, uint64_t index, const char *key, char *err, size_t errcap)
+{
+    const zf_stamp *stamps = __atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE);
+    if (!stamps)
+        return ZF_OK;
+    zf_stamp now;
+    zf_store_stamp(a->store, key, &now);
+    const zf_stamp *then = &stamps[stored_index(a, index)];
+    if (now.size == then->size && now.mtime == then->mtime)
+        return ZF_OK;
+    snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
+    return ZF_ESTALE;
+}
+
 /* cache loader: read, decode, or fill */
 static int load_chunk(void *ctx, uint64_t index, int64_t **values, uint64_t *n)
 {
     zf_array *a = ctx;
     char key[4096], err[256] = "";
     int rc = chunk_store_key(a, index, key, sizeof key);
+    if (rc == ZF_OK)
+        rc = check_stamp(a, index, key, err, sizeof err);
     if (rc == ZF_OK)
         rc = load_stored(a, index, key, values, n, err, sizeof err);
     if (rc == ZF_ENOTFOUND) {
@@ -264,7 +295,7 @@ static int load_chunk(void *ctx, uint64_t index, int64_t **values, uint64_t *n)
     if (rc != ZF_OK) {
         zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                *err ? ": " : "", err);
-        return rc == ZF_ENOMEM || rc == ZF_EIO ? rc : ZF_ECORRUPT;
+        return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
     }
     return ZF_OK;
 }
@@ -308,16 +339,18 @@ static void stored_total(const zf_array *a, uint64_t *total)
         *total *= (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
 }
 
-static void fp_chunk(const zf_array *a, const char *key, void *ctx)
+typedef struct stamp_ctx {
+    zf_stamp *stamps;
+    uint64_t k;
+} stamp_ctx;
+
+static void take_stamp(const zf_array *a, const char *key, void *ctx)
 {
-    uint64_t size = UINT64_MAX;
-    int64_t mtime = 0;
-    zf_store_stat(a->store, key, &size, &mtime);
-    zf_fp_add(ctx, &size, sizeof size);
-    zf_fp_add(ctx, &mtime, sizeof mtime);
+    stamp_ctx *c = ctx;
+    zf_store_stamp(a->store, key, &c->stamps[c->k++]);
 }
 
-void zf_array_fingerprint(const zf_array *a, zf_fp *fp)
+static void fp_meta(const zf_array *a, zf_fp *fp)
 {
     const zf_meta *m = &a->meta;
     char codecs[1024];
@@ -334,7 +367,44 @@ void zf_array_fingerprint(const zf_array *a, zf_fp *fp)
     zf_fp_add(fp, codecs, strlen(codecs));
     for (unsigned d = 0; d < m->ndim; d++)
         zf_fp_add(fp, m->dim_names[d] ? m->dim_names[d] : "", m->dim_names[d] ? strlen(m->dim_names[d]) + 1 : 0);
-    for_each_stored(a, fp_chunk, fp);
+}
+
+int zf_array_snapshot(zf_array *a, zf_fp *fp)
+{
+    uint64_t total;
+    stored_total(a, &total);
+    stamp_ctx c = {calloc(total ? (size_t)total : 1, sizeof(zf_stamp)), 0};
+    if (!c.stamps)
+        return ZF_ENOMEM;
+    for_each_stored(a, take_stamp, &c);
+    fp_meta(a, fp);
+    zf_fp_add(fp, c.stamps, (size_t)total * sizeof *c.stamps);
+    zf_stamp *old = __atomic_exchange_n(&a->stamps, c.stamps, __ATOMIC_ACQ_REL);
+    free(old);
+    return ZF_OK;
+}
+
+typedef struct changed_ctx {
+    const zf_stamp *stamps;
+    uint64_t k;
+    int changed;
+} changed_ctx;
+
+static void compare_stamp(const zf_array *a, const char *key, void *ctx)
+{
+    changed_ctx *c = ctx;
+    zf_stamp now;
+    zf_store_stamp(a->store, key, &now);
+    const zf_stamp *then = &c->stamps[c->k++];
+    c->changed |= now.size != then->size || now.mtime != then->mtime;
+}
+
+int zf_array_changed(const zf_array *a)
+{
+    changed_ctx c = {__atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE), 0, 0};
+    if (c.stamps)
+        for_each_stored(a, compare_stamp, &c);
+    return c.changed;
 }
 
 static void count_present(const zf_array *a, const char *key, void *ctx)

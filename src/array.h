@@ -40,9 +40,15 @@ int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);
 /* Give back a chunk reference; NULL is allowed. */
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
 
-/* Mix into fp everything the array's values depend on: store and array path,
- * metadata, and the size and mtime of every stored chunk (no decoding). */
-void zf_array_fingerprint(const zf_array *a, zf_fp *fp);
+/* Record the stamp (size, mtime) of every stored chunk, and mix into fp
+ * everything the array's values depend on: store and array path, metadata and
+ * those stamps.  From then on a chunk whose stamp differs when it is loaded
+ * fails with ZF_ESTALE instead of mixing old and new data.  Call once, before
+ * the first chunk is read.  Returns 0 or ZF_ENOMEM. */
+int zf_array_snapshot(zf_array *a, zf_fp *fp);
+
+/* Has any stored chunk changed since zf_array_snapshot?  (0 if never taken.) */
+int zf_array_changed(const zf_array *a);
 
 /* Count stored chunks (shards) present in the store against those the grid
  * expects, by looking keys up (no decoding); ZF_EUNSUPPORTED (with *expected

@@ -13,6 +13,7 @@ const char *zf_strerror(int err)
     case ZF_EUNSUPPORTED: return "unsupported";
     case ZF_ENOMEM: return "out of memory";
     case ZF_EINVAL: return "invalid argument";
+    case ZF_ESTALE: return "the store changed while mounted";
     default: return "unknown error";
     }
 }

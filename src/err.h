@@ -13,6 +13,7 @@ typedef enum zf_err {
     ZF_EUNSUPPORTED = -4, /* valid, but uses something zarrfs does not read */
     ZF_ENOMEM = -5,       /* allocation failed or a size bound was exceeded */
     ZF_EINVAL = -6,       /* bad argument from the caller (options, offsets) */
+    ZF_ESTALE = -7,       /* the store changed since the view was computed */
 } zf_err;
 
 /* Short static description of an error code. */

@@ -283,25 +283,28 @@ static int run_pass(zf_layout *l)
     return ZF_OK;
 }
 
-/* everything the offset index depends on */
-static void layout_fingerprint(const zf_layout *l, zf_fp *fp)
+/* snapshot the array's chunks; fp gets everything the offset index depends on */
+static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
 {
     zf_fp_init(fp);
     zf_fp_add(fp, ZF_VERSION, sizeof ZF_VERSION);
-    zf_array_fingerprint(l->a, fp);
+    int rc = zf_array_snapshot(l->a, fp);
     zf_fp_add(fp, &l->format, sizeof l->format);
     zf_fp_add(fp, l->fmt.nat, l->fmt.nat_len);
     zf_fp_add(fp, l->header, l->header_len);
     uint64_t block = B;
     zf_fp_add(fp, &block, sizeof block);
+    return rc;
 }
 
 /* the offset index: from the persisted copy if it matches, else by a pass */
 static int load_or_build(zf_layout *l)
 {
     zf_fp fp;
+    int rc = layout_fingerprint(l, &fp);
+    if (rc)
+        return rc;
     if (l->index_dir) {
-        layout_fingerprint(l, &fp);
         for (int v = 0; v < 2; v++)
             if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
                 return ZF_ENOMEM;
@@ -312,7 +315,7 @@ static int load_or_build(zf_layout *l)
             l->off[v] = NULL;
         }
     }
-    int rc = run_pass(l);
+    rc = run_pass(l);
     if (rc == ZF_OK && l->index_dir && !l->bad)
         zf_idxcache_save(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]);
     return rc;

@@ -138,8 +138,10 @@ int zf_store_size(const zf_store *s, const char *key, uint64_t *size)
     return rc;
 }
 
-int zf_store_stat(const zf_store *s, const char *key, uint64_t *size, int64_t *mtime_ns)
+int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *out)
 {
+    out->size = UINT64_MAX;
+    out->mtime = 0;
     int fd = open_key(s, key, O_PATH);
     if (fd < 0)
         return errno_to_zf(errno);
@@ -147,8 +149,8 @@ int zf_store_stat(const zf_store *s, const char *key, uint64_t *size, int64_t *m
     int rc = fstat(fd, &st) == 0 ? ZF_OK : ZF_EIO;
     close(fd);
     if (rc == ZF_OK) {
-        *size = (uint64_t)st.st_size;
-        *mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        out->size = (uint64_t)st.st_size;
+        out->mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
     }
     return rc;
 }

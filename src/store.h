@@ -29,8 +29,14 @@ int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf,
 /* Size in bytes of key's value; ZF_ENOTFOUND if absent. */
 int zf_store_size(const zf_store *s, const char *key, uint64_t *size);
 
-/* Size and modification time (ns since the epoch) of key; ZF_ENOTFOUND if absent. */
-int zf_store_stat(const zf_store *s, const char *key, uint64_t *size, int64_t *mtime_ns);
+/* What a key looked like at one moment: size and modification time. */
+typedef struct zf_stamp {
+    uint64_t size;  /* UINT64_MAX: the key did not exist */
+    int64_t mtime;  /* ns since the epoch */
+} zf_stamp;
+
+/* Stamp of key now; an absent key gets size UINT64_MAX (and ZF_ENOTFOUND). */
+int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st);
 
 /* Read exactly len bytes of key at offset off into buf (caller-owned).
  * ZF_ECORRUPT if the value is shorter than off + len. */

@@ -12,8 +12,11 @@
 #define ZF_MAX_META (16u << 20) /* largest metadata document read */
 
 struct zf_tree {
-    zf_node *nodes;
+    zf_node *nodes;               /* node with id k is nodes[k - 1] */
     size_t count, cap;
+    size_t *by_ino;               /* open-addressing table of ids, keyed by ino */
+    size_t table_size;            /* a power of two, > 2 * count */
+    zf_fp fp;                     /* order-independent sum over nodes and metadata stamps */
     zf_array **arrays;
     zf_layout **layouts;
     size_t narrays, arrays_cap;
@@ -22,8 +25,8 @@ struct zf_tree {
     const zf_layout_opts *opts;
 };
 
-/* append a node; returns its ino or 0 on allocation failure */
-static uint64_t add_node(zf_tree *t, uint64_t parent, const char *name, int is_dir)
+/* append a node under directory id parent (0: none); returns its id, 0 on failure */
+static size_t add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
 {
     if (t->count == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
@@ -37,18 +40,28 @@ static uint64_t add_node(zf_tree *t, uint64_t parent, const char *name, int is_d
     memset(n, 0, sizeof *n);
     if (!(n->name = strdup(name)))
         return 0;
-    n->ino = ++t->count;
-    n->parent = parent ? parent : n->ino;
+    size_t id = ++t->count;
     n->is_dir = is_dir;
     if (parent) {
         zf_node *p = &t->nodes[parent - 1];
-        uint64_t *c = realloc(p->children, (p->nchildren + 1) * sizeof *c);
+        size_t *c = realloc(p->children, (p->nchildren + 1) * sizeof *c);
         if (!c)
             return 0;
         p->children = c;
-        p->children[p->nchildren++] = n->ino;
+        p->children[p->nchildren++] = id;
     }
-    return n->ino;
+    return id;
+}
+
+/* mix one fact about the store into the tree's order-independent fingerprint */
+static void fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
+{
+    zf_fp one;
+    zf_fp_init(&one);
+    zf_fp_add(&one, path, strlen(path));
+    zf_fp_add(&one, data, n);
+    t->fp.a += one.a;
+    t->fp.b += one.b;
 }
 
 /* is name safe as one path component (UTF-8, no control characters)? */
@@ -77,11 +90,14 @@ static void join(char *buf, size_t cap, const char *dir, const char *name)
 }
 
 /* read a metadata document at dir/name; NULL if absent (logs other errors) */
-static char *read_doc(const zf_tree *t, const char *dir, const char *name, size_t *n)
+static char *read_doc(zf_tree *t, const char *dir, const char *name, size_t *n)
 {
     char key[4096];
     join(key, sizeof key, dir, name);
     uint8_t *buf = NULL;
+    zf_stamp st;
+    zf_store_stamp(t->store, key, &st);
+    fp_mix((zf_tree *)t, key, &st, sizeof st);
     int rc = zf_store_read(t->store, key, ZF_MAX_META, &buf, n);
     if (rc == ZF_OK)
         return (char *)buf;
@@ -90,7 +106,7 @@ static char *read_doc(const zf_tree *t, const char *dir, const char *name, size_
     return NULL;
 }
 
-static int add_array(zf_tree *t, uint64_t dir, const char *name, const char *path, zf_meta *m)
+static int add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m)
 {
     if (t->narrays == t->arrays_cap) {
         size_t cap = t->arrays_cap ? t->arrays_cap * 2 : 16;
@@ -115,20 +131,20 @@ static int add_array(zf_tree *t, uint64_t dir, const char *name, const char *pat
     for (int v = 0; v < 3; v++) {
         char fname[300];
         snprintf(fname, sizeof fname, "%s%s", name, ext[v]);
-        uint64_t ino = add_node(t, dir, fname, 0);
-        if (!ino)
+        size_t id = add_node(t, dir, fname, 0);
+        if (!id)
             return ZF_ENOMEM;
-        t->nodes[ino - 1].layout = l;
-        t->nodes[ino - 1].view = (zf_view)v;
+        t->nodes[id - 1].layout = l;
+        t->nodes[id - 1].view = (zf_view)v;
     }
     return ZF_OK;
 }
 
-static int walk(zf_tree *t, uint64_t dir, const char *path, const char *name, int depth);
+static int walk(zf_tree *t, size_t dir, const char *path, const char *name, int depth);
 
 typedef struct list_ctx {
     zf_tree *t;
-    uint64_t dir;
+    size_t dir;
     const char *path;
     int depth;
     int rc;
@@ -149,9 +165,9 @@ static int visit_child(void *arg, const char *name, int is_dir)
     return rc == ZF_ENOMEM ? (c->rc = rc) : 0;
 }
 
-static int walk_group(zf_tree *t, uint64_t parent, const char *path, const char *name, int depth)
+static int walk_group(zf_tree *t, size_t parent, const char *path, const char *name, int depth)
 {
-    uint64_t dir = parent;
+    size_t dir = parent;
     if (depth > 0 && !(dir = add_node(t, parent, name, 1)))
         return ZF_ENOMEM;
     if (depth >= ZF_MAX_DEPTH) {
@@ -182,7 +198,10 @@ static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m
         char key[4096];
         join(key, sizeof key, path, ".zgroup");
         *kind = ZF_KIND_GROUP;
-        return zf_store_kind(t->store, key) == 1 ? ZF_OK : ZF_ENOTFOUND;
+        zf_stamp st;
+        rc = zf_store_stamp(t->store, key, &st) == ZF_OK ? ZF_OK : ZF_ENOTFOUND;
+        fp_mix(t, key, &st, sizeof st);
+        return rc;
     }
     free(doc);
     if (rc)
@@ -191,7 +210,7 @@ static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m
 }
 
 /* add the node at path (named name in directory dir) and its descendants */
-static int walk(zf_tree *t, uint64_t dir, const char *path, const char *name, int depth)
+static int walk(zf_tree *t, size_t dir, const char *path, const char *name, int depth)
 {
     zf_node_kind kind;
     zf_meta m;
@@ -213,7 +232,7 @@ static int walk(zf_tree *t, uint64_t dir, const char *path, const char *name, in
 static int by_name(const void *a, const void *b, void *arg)
 {
     const zf_tree *t = arg;
-    return strcmp(t->nodes[*(const uint64_t *)a - 1].name, t->nodes[*(const uint64_t *)b - 1].name);
+    return strcmp(t->nodes[*(const size_t *)a - 1].name, t->nodes[*(const size_t *)b - 1].name);
 }
 
 /* sort every directory's children; drop (and log) duplicate names */
@@ -249,6 +268,61 @@ static void root_array_name(const zf_store *s, char *buf, size_t cap)
         snprintf(buf, cap, "array");
 }
 
+/* number of the node whose view path is path (the root is ZF_ROOT_INO) */
+static uint64_t path_ino(const char *path)
+{
+    if (!*path)
+        return ZF_ROOT_INO;
+    zf_fp fp;
+    zf_fp_init(&fp);
+    zf_fp_add(&fp, path, strlen(path));
+    uint64_t ino = fp.a ^ (fp.b >> 1);
+    return ino > ZF_ROOT_INO ? ino : ino + 2;
+}
+
+static void table_put(zf_tree *t, size_t id)
+{
+    zf_node *n = &t->nodes[id - 1];
+    size_t mask = t->table_size - 1;
+    for (;;) { /* on a (64-bit) collision, the later node takes the next free number */
+        size_t slot = (size_t)(n->ino * 0x9E3779B97F4A7C15ull) & mask;
+        while (t->by_ino[slot] && t->nodes[t->by_ino[slot] - 1].ino != n->ino)
+            slot = (slot + 1) & mask;
+        if (!t->by_ino[slot]) {
+            t->by_ino[slot] = id;
+            return;
+        }
+        n->ino++;
+    }
+}
+
+/* give node id (at view path) and its descendants their numbers */
+static void number(zf_tree *t, size_t id, uint64_t parent_ino, const char *path)
+{
+    zf_node *n = &t->nodes[id - 1];
+    n->ino = path_ino(path);
+    if (!n->is_dir && t->opts->generation) /* a new version of a file is a new inode */
+        n->ino = (n->ino ^ (t->opts->generation * 0xD6E8FEB86659FD93ull)) | 2;
+    n->parent = parent_ino ? parent_ino : n->ino;
+    table_put(t, id);
+    for (size_t i = 0; i < n->nchildren; i++) {
+        char child[4096];
+        join(child, sizeof child, path, t->nodes[n->children[i] - 1].name);
+        number(t, n->children[i], n->ino, child);
+    }
+}
+
+static int index_nodes(zf_tree *t)
+{
+    t->table_size = 16;
+    while (t->table_size < 2 * t->count + 1)
+        t->table_size *= 2;
+    if (!(t->by_ino = calloc(t->table_size, sizeof *t->by_ino)))
+        return ZF_ENOMEM;
+    number(t, 1, 0, "");
+    return ZF_OK;
+}
+
 int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *opts,
                   zf_tree **out)
 {
@@ -260,14 +334,28 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
     t->opts = opts;
     char name[256];
     root_array_name(store, name, sizeof name);
-    int rc = add_node(t, 0, "", 1) ? walk(t, ZF_ROOT_INO, "", name, 0) : ZF_ENOMEM;
+    int rc = add_node(t, 0, "", 1) ? walk(t, 1, "", name, 0) : ZF_ENOMEM;
+    if (rc == ZF_OK) {
+        sort_children(t);
+        rc = index_nodes(t);
+    }
+    t->opts = NULL; /* used only while building */
     if (rc) {
         zf_tree_free(t);
         return rc;
     }
-    sort_children(t);
     *out = t;
     return ZF_OK;
+}
+
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh)
+{
+    if (t->fp.a != fresh->fp.a || t->fp.b != fresh->fp.b || t->count != fresh->count)
+        return 1;
+    for (size_t i = 0; i < t->narrays; i++)
+        if (zf_layout_sized(t->layouts[i]) && zf_array_changed(t->arrays[i]))
+            return 1;
+    return 0;
 }
 
 void zf_tree_free(zf_tree *t)
@@ -283,6 +371,7 @@ void zf_tree_free(zf_tree *t)
         zf_array_free(t->arrays[i]);
     }
     free(t->nodes);
+    free(t->by_ino);
     free(t->arrays);
     free(t->layouts);
     free(t);
@@ -290,7 +379,24 @@ void zf_tree_free(zf_tree *t)
 
 const zf_node *zf_tree_node(const zf_tree *t, uint64_t ino)
 {
-    return ino >= 1 && ino <= t->count ? &t->nodes[ino - 1] : NULL;
+    size_t mask = t->table_size - 1;
+    for (size_t slot = (size_t)(ino * 0x9E3779B97F4A7C15ull) & mask; t->by_ino[slot];
+         slot = (slot + 1) & mask) {
+        const zf_node *n = &t->nodes[t->by_ino[slot] - 1];
+        if (n->ino == ino)
+            return n;
+    }
+    return NULL;
+}
+
+const zf_node *zf_tree_node_at(const zf_tree *t, uint64_t i)
+{
+    return &t->nodes[i];
+}
+
+const zf_node *zf_tree_child(const zf_tree *t, const zf_node *d, size_t i)
+{
+    return &t->nodes[d->children[i] - 1];
 }
 
 const zf_node *zf_tree_lookup(const zf_tree *t, uint64_t parent, const char *name)
@@ -301,7 +407,7 @@ const zf_node *zf_tree_lookup(const zf_tree *t, uint64_t parent, const char *nam
     size_t lo = 0, hi = d->nchildren;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const zf_node *c = &t->nodes[d->children[mid] - 1];
+        const zf_node *c = zf_tree_child(t, d, mid);
         int cmp = strcmp(c->name, name);
         if (cmp == 0)
             return c;

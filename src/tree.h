@@ -1,8 +1,10 @@
 /* tree.h - the namespace zarrfs shows: directories for groups, files for arrays.
  *
- * Built once at mount time from metadata alone (no chunk is read).  Node
- * numbers are stable for the life of the tree; node 1 is the root.  The tree is
- * immutable after zf_tree_build and may be read by many threads. */
+ * Built from metadata alone (no chunk is read).  A tree is immutable after
+ * zf_tree_build and may be read by many threads.  Node numbers are derived from
+ * the node's path (and, for files, opts->generation), so a tree rebuilt after
+ * the store changed keeps every surviving directory's number while its files
+ * get new ones: text of two versions never shares an inode.  The root is 1. */
 #ifndef ZF_TREE_H
 #define ZF_TREE_H
 
@@ -20,7 +22,7 @@ typedef struct zf_node {
     uint64_t parent;        /* ino of the parent (the root is its own parent) */
     char *name;
     int is_dir;
-    uint64_t *children;     /* dirs: child inos sorted by name */
+    size_t *children;       /* dirs: children (see zf_tree_child), sorted by name */
     size_t nchildren;
     zf_layout *layout;      /* files: the array's layout (shared by .txt/.csv/.info) */
     zf_view view;
@@ -40,10 +42,21 @@ void zf_tree_free(zf_tree *t);
 /* The node with number ino, or NULL. */
 const zf_node *zf_tree_node(const zf_tree *t, uint64_t ino);
 
+/* Node i (0 <= i < zf_tree_count) in build order, for walking every node. */
+const zf_node *zf_tree_node_at(const zf_tree *t, uint64_t i);
+
+/* Child i (0 <= i < d->nchildren) of directory d. */
+const zf_node *zf_tree_child(const zf_tree *t, const zf_node *d, size_t i);
+
 /* The child called name of directory parent, or NULL. */
 const zf_node *zf_tree_lookup(const zf_tree *t, uint64_t parent, const char *name);
 
 /* Number of nodes (directories and files). */
 uint64_t zf_tree_count(const zf_tree *t);
+
+/* Does a fresh walk of the store differ from t: nodes added, removed or
+ * renamed, metadata documents rewritten, or chunks of an array whose size was
+ * computed rewritten?  Reads only metadata and stamps (no chunk). */
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh);
 
 #endif

@@ -1,0 +1,394 @@
+/* duration.c - timedelta64 units, formats, and the pandas / numpy / raw text
+ * of one value (iso and seconds are in duration_iso.c).
+ *
+ * The hot path is pandas text of s..ns values whose product v * S fits in 64
+ * bits: unsigned division by constants per unit, branch-free sign handling,
+ * digits eight at a time in a register.  Everything else takes an exact
+ * 128-bit path (128-bit division only when the magnitude needs it).  No
+ * snprintf, no allocation. */
+#include "duration.h"
+
+#include <string.h>
+
+#include "duration_impl.h"
+#include "err.h"
+
+const zf_unit_info zf_units[ZF_UNIT_GENERIC + 1] = {
+    [ZF_UNIT_Y] = {"Y", " years", 6, 0, 31556952},
+    [ZF_UNIT_M] = {"M", " months", 7, 0, 2629746},
+    [ZF_UNIT_W] = {"W", " weeks", 6, 0, 604800},
+    [ZF_UNIT_D] = {"D", " days", 5, 0, 86400},
+    [ZF_UNIT_h] = {"h", " hours", 6, 0, 3600},
+    [ZF_UNIT_m] = {"m", " minutes", 8, 0, 60},
+    [ZF_UNIT_s] = {"s", " seconds", 8, 0, 1},
+    [ZF_UNIT_ms] = {"ms", " milliseconds", 13, 3, 0},
+    [ZF_UNIT_us] = {"us", " microseconds", 13, 6, 0},
+    [ZF_UNIT_ns] = {"ns", " nanoseconds", 12, 9, 0},
+    [ZF_UNIT_ps] = {"ps", " picoseconds", 12, 12, 0},
+    [ZF_UNIT_fs] = {"fs", " femtoseconds", 13, 15, 0},
+    [ZF_UNIT_as] = {"as", " attoseconds", 12, 18, 0},
+    [ZF_UNIT_GENERIC] = {"generic", " generic time units", 19, 0, 0},
+};
+#define NUNITS (sizeof zf_units / sizeof zf_units[0])
+
+const char zf_dig2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+const uint64_t zf_p10[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+    10000000000000ull, 100000000000000ull, 1000000000000000ull,
+    10000000000000000ull, 100000000000000000ull, 1000000000000000000ull, ZF_P19,
+};
+
+static const char *const FORMATS[] = {
+    [ZF_FORMAT_PANDAS] = "pandas", [ZF_FORMAT_ISO] = "iso", [ZF_FORMAT_NUMPY] = "numpy",
+    [ZF_FORMAT_SECONDS] = "seconds", [ZF_FORMAT_RAW] = "raw",
+};
+#define NFORMATS (sizeof FORMATS / sizeof FORMATS[0])
+
+/* ---- parsing and set-up ------------------------------------------------ */
+
+/* Parse a unit identifier ("Y".."as", "us" or "μs", "generic"); 0 or ZF_EINVAL. */
+int zf_unit_parse(const char *s, zf_unit *out)
+{
+    if (!s || !out)
+        return ZF_EINVAL;
+    if (strcmp(s, "\xce\xbcs") == 0) { /* U+03BC GREEK SMALL LETTER MU, as numpy */
+        *out = ZF_UNIT_us;
+        return 0;
+    }
+    for (size_t i = 0; i < NUNITS; i++)
+        if (strcmp(s, zf_units[i].name) == 0) {
+            *out = (zf_unit)i;
+            return 0;
+        }
+    return ZF_EINVAL;
+}
+
+/* Canonical identifier of a unit ("us" for microseconds, "generic"). */
+const char *zf_unit_name(zf_unit u)
+{
+    return (unsigned)u < NUNITS ? zf_units[u].name : "?";
+}
+
+/* Parse a format name ("pandas", "iso", "numpy", "seconds", "raw"); 0 or ZF_EINVAL. */
+int zf_format_parse(const char *s, zf_format *out)
+{
+    if (!s || !out)
+        return ZF_EINVAL;
+    for (size_t i = 0; i < NFORMATS; i++)
+        if (strcmp(s, FORMATS[i]) == 0) {
+            *out = (zf_format)i;
+            return 0;
+        }
+    return ZF_EINVAL;
+}
+
+/* Set up a formatter for one data type; nat is the verbatim NaT text. */
+int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const char *nat)
+{
+    size_t n = 0;
+    if (!f || !nat || (unsigned)format >= NFORMATS || (unsigned)unit >= NUNITS ||
+        scale < 1 || scale > INT32_MAX)
+        return ZF_EINVAL;
+    while (n <= ZF_NAT_MAX && nat[n])
+        n++;
+    if (n > ZF_NAT_MAX)
+        return ZF_EINVAL;
+    memset(f, 0, sizeof *f);
+    f->format = format;
+    f->unit = unit;
+    f->scale = scale;
+    f->nat_len = (uint8_t)n;
+    memcpy(f->nat, nat, n);
+    return 0;
+}
+
+/* The digits of x >= 2^64 at p (19 digits at a time); returns the end. */
+char *zf_put_u128_big(char *p, zf_u128 x)
+{
+    zf_u128 hi = x / ZF_P19;
+    p = zf_put_u128(p, hi);
+    zf_put_fixed(p, (uint64_t)(x - hi * ZF_P19), 19);
+    return p + 19;
+}
+
+/* ---- integers: raw, generic, numpy, Y and M in pandas ------------------ */
+
+/* "[-]|n|" followed by word (may be NULL); n = v * scale. */
+static size_t int_text(int64_t v, uint32_t scale, const zf_unit_info *word, char *out)
+{
+    int neg;
+    zf_u128 m = zf_magnitude(v, scale, &neg);
+    out[0] = '-';
+    char *p = zf_put_u128(out + neg, m);
+    if (word) {
+        memcpy(p, word->word, word->word_len);
+        p += word->word_len;
+    }
+    return (size_t)(p - out);
+}
+
+static size_t int_len(int64_t v, uint32_t scale, const zf_unit_info *word)
+{
+    int neg;
+    zf_u128 m = zf_magnitude(v, scale, &neg);
+    return (size_t)neg + zf_ndig128(m) + (word ? word->word_len : 0u);
+}
+
+/* ---- pandas ------------------------------------------------------------ */
+
+/* Write "hh:mm:ss" for a second of the day; returns the end. */
+static inline char *put_hms(char *p, uint32_t sod)
+{
+    uint32_t h = sod / 3600u, r = sod - h * 3600u, mi = r / 60u, s = r - mi * 60u;
+#if ZF_LITTLE_ENDIAN
+    /* SWAR: h, mi, s in the 24-bit lanes at bytes 0, 3, 6; split each into
+     * tens (x * 103 >> 10 is x / 10 below 180) and ones, then add ASCII. */
+    uint64_t x = h | (uint64_t)mi << 24 | (uint64_t)s << 48;
+    uint64_t tens = ((x * 103u) >> 10) & (0xFull | 0xFull << 24 | 0xFull << 48);
+    uint64_t w = (tens | (x - 10u * tens) << 8) + 0x30303A30303A3030ull; /* "00:00:00" */
+    memcpy(p, &w, 8);
+#else
+    zf_put2(p, h);
+    p[2] = ':';
+    zf_put2(p + 3, mi);
+    p[5] = ':';
+    zf_put2(p + 6, s);
+#endif
+    return p + 8;
+}
+
+/* Days without leading zeros at p; returns the end.  Below 10^8 this is
+ * branch-free: eight digits shifted past their leading zeros, stored as one
+ * word (bytes beyond the end are overwritten by the caller's " days"). */
+static inline char *put_days(char *p, uint64_t days)
+{
+#if ZF_LITTLE_ENDIAN
+    if (days < 100000000u) {
+        uint64_t w = zf_digits8((uint32_t)days);
+        /* leading zero digits: zero bytes of w - '0'..., at most 7 */
+        unsigned lz = (unsigned)__builtin_ctzll((w ^ 0x3030303030303030ull) | 1ull << 56) >> 3;
+        w >>= 8 * lz;
+        memcpy(p, &w, 8);
+        return p + 8 - lz;
+    }
+#endif
+    return zf_put_u64(p, days);
+}
+
+/* Write " days " or " days +" and the time of day; returns the end. */
+static inline char *put_day_tail(char *p, int neg, uint32_t sod)
+{
+    memcpy(p, " days + ", 8); /* the time overwrites what is not needed */
+    return put_hms(p + 6 + neg, sod);
+}
+
+/* The fast case: a unit from s to ns and v * S within int64 (and at least
+ * ZF_FAST_ROOM, more than a day in ns, below INT64_MAX). */
+#define ZF_FAST_ROOM 1000000000000000000ll
+typedef struct pd64 {
+    uint64_t days; /* |floor(value / 1 day)| */
+    uint32_t sod;  /* seconds of the day of the non-negative remainder */
+    uint32_t ns;   /* nanoseconds of the remainder */
+    int neg;       /* the value is negative */
+} pd64;
+
+/* Floor split of n units of 1/p s; p and to_ns = 10^9 / p are constants.
+ * n is shifted by a whole number of days, bias >= 2^63, so that one unsigned
+ * division gives floor days and a non-negative remainder without branches;
+ * the caller keeps n below 2^64 - bias. */
+static inline pd64 pd_split64(int64_t n, uint64_t p, uint32_t to_ns)
+{
+    pd64 q;
+    const uint64_t per_day = p * ZF_S_PER_DAY;
+    const uint64_t k = ((uint64_t)1 << 63) / per_day + 1; /* days in the bias */
+    uint64_t u = (uint64_t)n + k * per_day, d = u / per_day, rem = u - d * per_day;
+    int64_t days = (int64_t)d - (int64_t)k; /* both below 2^63 */
+    uint64_t sign = (uint64_t)-(int64_t)(days < 0);
+    q.days = ((uint64_t)days ^ sign) - sign; /* |days| */
+    q.neg = (int)(sign & 1u);
+    q.sod = (uint32_t)(rem / p);
+    q.ns = (uint32_t)(rem - q.sod * p) * to_ns;
+    return q;
+}
+
+/* Text of a fast-case value. */
+static inline size_t pd64_text(pd64 q, char *out)
+{
+    out[0] = '-';
+    char *p = put_day_tail(put_days(out + q.neg, q.days), q.neg, q.sod);
+    if (!q.ns)
+        return (size_t)(p - out);
+    *p = '.';
+    if (q.ns % 1000u == 0) {
+        uint32_t us = q.ns / 1000u, a = us / 10000u;
+        zf_put2(p + 1, a);
+        zf_put4(p + 3, us - a * 10000u);
+        return (size_t)(p - out) + 7;
+    }
+    zf_put9(p + 1, q.ns);
+    return (size_t)(p - out) + 10;
+}
+
+static inline size_t pd64_len(pd64 q)
+{
+    return (size_t)(2 * q.neg) + zf_ndig64(q.days) + 14u +
+           (q.ns ? (q.ns % 1000u ? 10u : 7u) : 0u);
+}
+
+/* The fast case for v in pandas format, or 0 if v is not one. */
+static inline int pd_fast(const zf_fmt *f, int64_t v, pd64 *q)
+{
+    int64_t n;
+    if (f->format != ZF_FORMAT_PANDAS || v == ZF_NAT ||
+        __builtin_mul_overflow(v, (int64_t)f->scale, &n) || n > INT64_MAX - ZF_FAST_ROOM)
+        return 0;
+    switch (f->unit) {
+    case ZF_UNIT_ns: *q = pd_split64(n, 1000000000u, 1u); return 1;
+    case ZF_UNIT_us: *q = pd_split64(n, 1000000u, 1000u); return 1;
+    case ZF_UNIT_ms: *q = pd_split64(n, 1000u, 1000000u); return 1;
+    case ZF_UNIT_s: *q = pd_split64(n, 1u, 0u); return 1;
+    default: return 0;
+    }
+}
+
+/* The general case: any unit from W to as, any magnitude. */
+typedef struct pd_parts {
+    int neg;       /* the value is negative */
+    zf_u128 days;  /* |floor(value / 1 day)| */
+    uint32_t sod;  /* seconds of the day of the non-negative remainder */
+    uint64_t frac; /* attoseconds of the remainder */
+    unsigned fd;   /* fraction digits: 0, 6, 9, 12, 15 or 18 */
+} pd_parts;
+
+/* Pandas fraction digits for an attosecond fraction. */
+static inline unsigned pandas_fd(uint64_t frac)
+{
+    if (!frac)
+        return 0;
+    if (frac % 1000000000000ull == 0)
+        return 6;
+    if (frac % 1000000000ull == 0)
+        return 9;
+    if (frac % 1000000ull == 0)
+        return 12;
+    return frac % 1000ull == 0 ? 15 : 18;
+}
+
+/* General pandas parts of v: exact 128-bit magnitude, floor days. */
+static void pd_general(const zf_fmt *f, int64_t v, pd_parts *q)
+{
+    zf_secs s;
+    zf_u128 m = zf_magnitude(v, f->scale, &q->neg);
+    zf_split_secs(f->unit, m, &s);
+    if (q->neg && s.frac) { /* borrow a second */
+        s.frac = ZF_AS_PER_S - s.frac;
+        s.sec++;
+    }
+    zf_split_day(s.sec, &q->days, &q->sod);
+    if (q->neg && q->sod) { /* borrow a day */
+        q->days++;
+        q->sod = ZF_S_PER_DAY - q->sod;
+    }
+    q->frac = s.frac;
+    q->fd = pandas_fd(s.frac);
+}
+
+/* The pandas fraction: the first fd (6..18) of 18 attosecond digits. */
+static void put_pd_frac(char *p, uint64_t frac, unsigned fd)
+{
+    uint64_t x = frac / zf_p10[18 - fd];
+    if (fd <= 9) {
+        zf_put_fixed(p, x, fd);
+        return;
+    }
+    uint64_t hi = x / 1000000000u;
+    zf_put_fixed(p, hi, fd - 9);
+    zf_put9(p + fd - 9, (uint32_t)(x - hi * 1000000000u));
+}
+
+/* "[-]D days[ +]hh:mm:ss[.f]" of v in a unit from W to as. */
+static size_t pandas_text(const zf_fmt *f, int64_t v, char *out)
+{
+    pd_parts q;
+    pd_general(f, v, &q);
+    out[0] = '-';
+    char *p = put_day_tail(zf_put_u128(out + q.neg, q.days), q.neg, q.sod);
+    if (!q.fd)
+        return (size_t)(p - out);
+    *p = '.';
+    put_pd_frac(p + 1, q.frac, q.fd);
+    return (size_t)(p - out) + q.fd + 1;
+}
+
+static size_t pandas_len(const zf_fmt *f, int64_t v)
+{
+    pd_parts q;
+    pd_general(f, v, &q);
+    return (size_t)(2 * q.neg) + zf_ndig128(q.days) + 14u + (q.fd ? q.fd + 1 : 0u);
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+/* Everything but the pandas fast case. */
+static __attribute__((noinline)) size_t fmt_value(const zf_fmt *f, int64_t v, char *out)
+{
+    zf_unit u = f->unit;
+    if (v == ZF_NAT) {
+        memcpy(out, f->nat, f->nat_len);
+        return f->nat_len;
+    }
+    if (f->format == ZF_FORMAT_RAW)
+        return int_text(v, 1, NULL, out);
+    if (f->format == ZF_FORMAT_NUMPY)
+        return int_text(v, f->scale, &zf_units[u], out);
+    if (u == ZF_UNIT_GENERIC)
+        return int_text(v, f->scale, NULL, out);
+    switch (f->format) {
+    case ZF_FORMAT_PANDAS:
+        if (u == ZF_UNIT_Y || u == ZF_UNIT_M)
+            return int_text(v, f->scale, &zf_units[u], out);
+        return pandas_text(f, v, out);
+    case ZF_FORMAT_ISO: return zf_iso_text(f, v, out);
+    default: return zf_seconds_text(f, v, out);
+    }
+}
+
+static __attribute__((noinline)) size_t fmt_len(const zf_fmt *f, int64_t v)
+{
+    zf_unit u = f->unit;
+    if (v == ZF_NAT)
+        return f->nat_len;
+    if (f->format == ZF_FORMAT_RAW)
+        return int_len(v, 1, NULL);
+    if (f->format == ZF_FORMAT_NUMPY)
+        return int_len(v, f->scale, &zf_units[u]);
+    if (u == ZF_UNIT_GENERIC)
+        return int_len(v, f->scale, NULL);
+    switch (f->format) {
+    case ZF_FORMAT_PANDAS:
+        if (u == ZF_UNIT_Y || u == ZF_UNIT_M)
+            return int_len(v, f->scale, &zf_units[u]);
+        return pandas_len(f, v);
+    case ZF_FORMAT_ISO: return zf_iso_len(f, v);
+    default: return zf_seconds_len(f, v);
+    }
+}
+
+/* Write the text of v into out; returns the number of bytes written. */
+size_t zf_fmt_value(const zf_fmt *f, int64_t v, char *out)
+{
+    pd64 q;
+    return pd_fast(f, v, &q) ? pd64_text(q, out) : fmt_value(f, v, out);
+}
+
+/* Length of the text zf_fmt_value would write for v. */
+size_t zf_fmt_len(const zf_fmt *f, int64_t v)
+{
+    pd64 q;
+    return pd_fast(f, v, &q) ? pd64_len(q) : fmt_len(f, v);
+}
