@@ -1,0 +1,156 @@
+"""The encoding matrix: every codec, compressor and layout a real store uses.
+
+Stores are written by zarr-python (>= 3.1) in v3 and v2, with and without
+consolidated metadata; every array is checked byte for byte (.txt, .csv,
+st_size, random preads) against text built from the values zarr-python reads
+back.  The last test prints the matrix size and result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import warnings
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec,
+                         TransposeCodec, ZstdCodec)
+
+import oracle
+
+warnings.filterwarnings("ignore", category=UserWarning)
+BLOSC_CNAMES = ["lz4", "lz4hc", "blosclz", "zstd", "zlib"]
+SHUFFLES = ["noshuffle", "shuffle", "bitshuffle"]
+RESULTS: dict[str, bool] = {}
+
+
+def values(rng, shape, unit="ns"):
+    lim = {"ns": 10**15, "us": 10**12, "ms": 10**9, "s": 10**6}[unit]
+    v = rng.integers(-lim, lim, size=shape).astype(f"m8[{unit}]")
+    if v.size:
+        v.flat[::13] = np.timedelta64("NaT")
+    return v
+
+
+def v3_cases():
+    """name -> create_array keyword arguments (v3)."""
+    c = {"v3_plain": dict(compressors=None), "v3_zstd": dict(compressors=[ZstdCodec(level=3)]),
+         "v3_zstd_checksum": dict(compressors=[ZstdCodec(level=1, checksum=True)]),
+         "v3_gzip": dict(compressors=[GzipCodec(level=5)]),
+         "v3_crc32c": dict(compressors=[Crc32cCodec()]),
+         "v3_zstd_crc32c": dict(compressors=[ZstdCodec(), Crc32cCodec()]),
+         "v3_big_endian": dict(serializer=BytesCodec(endian="big"), compressors=[ZstdCodec()]),
+         "v3_transpose": dict(filters=[TransposeCodec(order=(1, 0))]),
+         "v3_transpose_big_gzip": dict(filters=[TransposeCodec(order=(1, 0))],
+                                       serializer=BytesCodec(endian="big"),
+                                       compressors=[GzipCodec()]),
+         "v3_keys_dot": dict(chunk_key_encoding={"name": "default", "separator": "."}),
+         "v3_keys_v2_dot": dict(chunk_key_encoding={"name": "v2", "separator": "."}),
+         "v3_keys_v2_slash": dict(chunk_key_encoding={"name": "v2", "separator": "/"}),
+         "v3_shard_end": dict(shards=(16, 10)),
+         "v3_shard_start": dict(serializer=ShardingCodec(chunk_shape=(8, 5), index_location="start"),
+                                compressors=None),
+         "v3_shard_noindexcrc": dict(serializer=ShardingCodec(chunk_shape=(8, 5),
+                                                              index_codecs=[BytesCodec()]),
+                                     compressors=None),
+         "v3_shard_inner_gzip": dict(serializer=ShardingCodec(chunk_shape=(8, 5),
+                                                              codecs=[BytesCodec(), GzipCodec()]),
+                                     compressors=None),
+         "v3_shard_nested": dict(serializer=ShardingCodec(chunk_shape=(8, 5), codecs=[
+             ShardingCodec(chunk_shape=(4, 5))]), compressors=None),
+         "v3_shard_outer_zstd": dict(serializer=ShardingCodec(chunk_shape=(8, 5)),
+                                     compressors=[ZstdCodec()]),
+         }
+    for cname, shuffle in itertools.product(BLOSC_CNAMES, SHUFFLES):
+        c[f"v3_blosc_{cname}_{shuffle}"] = dict(
+            compressors=[BloscCodec(cname=cname, shuffle=shuffle, typesize=8)])
+    return c
+
+
+def v2_cases():
+    c = {"v2_none": dict(compressors=None), "v2_zstd": dict(compressors=numcodecs.Zstd(level=2)),
+         "v2_zlib": dict(compressors=numcodecs.Zlib(level=4)),
+         "v2_gzip": dict(compressors=numcodecs.GZip(level=4)),
+         "v2_bz2": dict(compressors=numcodecs.BZ2(level=5)),
+         "v2_lz4": dict(compressors=numcodecs.LZ4()),
+         "v2_order_f": dict(order="F", compressors=numcodecs.Zstd()),
+         "v2_order_f_none": dict(order="F", compressors=None),
+         "v2_sep_slash": dict(chunk_key_encoding={"name": "v2", "separator": "/"}),
+         "v2_big_endian": dict(dtype=">m8[ns]"),
+         }
+    for cname, shuffle in itertools.product(BLOSC_CNAMES, [0, 1, 2]):
+        c[f"v2_blosc_{cname}_{shuffle}"] = dict(compressors=numcodecs.Blosc(cname=cname, shuffle=shuffle))
+    return c
+
+
+SHAPE, CHUNKS = (37, 23), (16, 10)
+
+
+def write_store(path, fmt, cases, consolidated, seed):
+    rng = np.random.default_rng(seed)
+    g = zarr.open_group(str(path), mode="w", zarr_format=fmt)
+    out = {}
+    for i, (name, kw) in enumerate(sorted(cases.items())):
+        kw = dict(kw)
+        dtype = kw.pop("dtype", "m8[ns]")
+        chunks = (8, 5) if "shards" in kw else CHUNKS  # shards=: chunks are the inner chunks
+        a = g.create_array(name, shape=SHAPE, chunks=chunks, dtype=dtype,
+                           fill_value=np.timedelta64("NaT", "ns") if i % 2 else np.timedelta64(3, "ns"),
+                           dimension_names=["row", "col"] if fmt == 3 else None, **kw)
+        if fmt == 2:
+            a.attrs["_ARRAY_DIMENSIONS"] = ["row", "col"]
+        v = values(rng, SHAPE)
+        if i % 3 == 0:
+            a[:20] = v[:20]  # the rest stays missing: fill value
+        else:
+            a[...] = v
+        out[name] = a
+    if consolidated:
+        zarr.consolidate_metadata(str(path))
+    return out
+
+
+STORES = [("v3", 3, v3_cases, False), ("v3c", 3, v3_cases, True),
+          ("v2", 2, v2_cases, False), ("v2c", 2, v2_cases, True)]
+CASES = [(store, name) for store, _, cases, _ in STORES for name in sorted(cases())]
+
+
+@pytest.fixture(scope="module")
+def mounted(tmp_path_factory, zf_mounter_module):
+    os.environ.setdefault("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg")))
+    mounts = {}
+    for i, (store, fmt, cases, consolidated) in enumerate(STORES):
+        path = tmp_path_factory.mktemp(store) / f"{store}.zarr"
+        arrays = write_store(path, fmt, cases(), consolidated, seed=100 + i)
+        mounts[store] = (zf_mounter_module(path), arrays)
+    return mounts
+
+
+@pytest.mark.parametrize("store,name", CASES)
+def test_matrix(mounted, store, name):
+    key = f"{store}/{name}"
+    RESULTS[key] = False
+    m, arrays = mounted[store]
+    a = arrays[name]
+    vals = a[...]
+    txt = oracle.expected_txt(vals)
+    csv = oracle.expected_csv(vals, name, ["row", "col"])
+    for fname, exp in ((f"{name}.txt", txt), (f"{name}.csv", csv)):
+        assert m.stat(fname).st_size == len(exp), fname
+        assert m.read(fname) == exp, fname
+        rnd = random.Random(hash(key) & 0xFFFF)
+        ranges = [(rnd.randrange(0, len(exp) + 3), rnd.randrange(1, 700)) for _ in range(40)]
+        for (off, n), got in zip(ranges, m.preads(fname, ranges)):
+            assert got == exp[off:off + n], (fname, off, n)
+    RESULTS[key] = True
+
+
+def test_matrix_summary(mounted):
+    done = len(RESULTS)
+    ok = sum(RESULTS.values())
+    print(f"\nencoding matrix: {len(CASES)} arrays, {done} run, {ok} exact, {done - ok} failed")
+    assert done == len(CASES) and ok == done
