@@ -102,6 +102,8 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     }
     fi->fh = (uint64_t)(uintptr_t)g;
     fi->keep_cache = 1; /* unchanged while this generation lives */
+    if (!dir && zf_layout_damaged(n->layout))
+        fi->direct_io = 1; /* only reads that ask for a bad chunk's bytes fail */
     fi->cache_readdir = dir;
     if (fuse_reply_open(req, fi) != 0)
         zf_gen_put(fs, g);

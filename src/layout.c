@@ -345,6 +345,11 @@ static int ensure_sized(zf_layout *l)
     return rc;
 }
 
+int zf_layout_damaged(const zf_layout *l)
+{
+    return __atomic_load_n(&l->bad, __ATOMIC_ACQUIRE) != NULL;
+}
+
 int zf_layout_sized(zf_layout *l)
 {
     return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == SIZED;

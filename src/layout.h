@@ -49,6 +49,11 @@ void zf_layout_free(zf_layout *l);
 /* Is the size of the .txt and .csv views known without further work? */
 int zf_layout_sized(zf_layout *l);
 
+/* Did the pass find chunks that cannot be decoded?  (Readers then want
+ * exact request ranges: a kernel readahead window covering a bad chunk would
+ * fail reads that never asked for its bytes.) */
+int zf_layout_damaged(const zf_layout *l);
+
 /* Exact size in bytes of view v; runs the pass on first use. */
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size);
 
