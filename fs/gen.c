@@ -14,14 +14,29 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static zf_gen *gen_new(zf_tree *tree)
+/* a new generation holding one reference, linked into fs->live (lock held) */
+static zf_gen *gen_new(zf_fs *fs, zf_tree *tree)
 {
     zf_gen *g = calloc(1, sizeof *g);
     if (g) {
         g->tree = tree;
         g->refs = 1;
+        g->next = fs->live;
+        if (fs->live)
+            fs->live->prev = g;
+        fs->live = g;
     }
     return g;
+}
+
+static void gen_unlink(zf_fs *fs, zf_gen *g)
+{
+    if (g->prev)
+        g->prev->next = g->next;
+    else
+        fs->live = g->next;
+    if (g->next)
+        g->next->prev = g->prev;
 }
 
 void zf_gen_put(zf_fs *fs, zf_gen *g)
@@ -30,6 +45,8 @@ void zf_gen_put(zf_fs *fs, zf_gen *g)
         return;
     pthread_mutex_lock(&fs->mu);
     int last = --g->refs == 0;
+    if (last)
+        gen_unlink(fs, g);
     pthread_mutex_unlock(&fs->mu);
     if (last) {
         zf_tree_free(g->tree);
@@ -76,7 +93,7 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree)
 {
     pthread_mutex_init(&fs->mu, NULL);
     pthread_cond_init(&fs->wake, NULL);
-    fs->cur = gen_new(tree);
+    fs->cur = gen_new(fs, tree);
     fs->checked = now();
     if (!fs->cur || pthread_create(&fs->notifier, NULL, notifier, fs) != 0) {
         free(fs->cur);
@@ -99,9 +116,13 @@ void zf_gen_stop_notifier(zf_fs *fs)
 void zf_gen_stop(zf_fs *fs)
 {
     zf_gen_stop_notifier(fs);
-    zf_gen_put(fs, fs->replaced);
-    zf_gen_put(fs, fs->cur);
-    fs->cur = NULL;
+    while (fs->live) { /* the session is gone: no reference can be used any more */
+        zf_gen *g = fs->live;
+        gen_unlink(fs, g);
+        zf_tree_free(g->tree);
+        free(g);
+    }
+    fs->cur = fs->replaced = NULL;
     pthread_cond_destroy(&fs->wake);
     pthread_mutex_destroy(&fs->mu);
 }
@@ -117,7 +138,12 @@ static void check(zf_fs *fs)
         return;
     }
     int stale = zf_tree_stale(fs->cur->tree, fresh); /* only this thread swaps cur */
-    zf_gen *g = stale ? gen_new(fresh) : NULL, *older = NULL;
+    zf_gen *g = NULL, *older = NULL;
+    if (stale) {
+        pthread_mutex_lock(&fs->mu);
+        g = gen_new(fs, fresh);
+        pthread_mutex_unlock(&fs->mu);
+    }
     if (!g) {
         if (stale)
             zf_log("out of memory while switching to the changed store");

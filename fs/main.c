@@ -139,16 +139,18 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
     if (strlen(lo.nat) > ZF_NAT_MAX)
         return fail("nat text is too long", NULL);
     zf_store *store = NULL;
-    zf_cache *cache = zf_cache_new(cache_bytes);
     zf_tree *tree = NULL;
     int rc = zf_store_open(c->store, c->follow_symlinks, &store);
     if (rc)
         return fail(rc == ZF_ENOTFOUND ? "store not found or not a directory" : "cannot open store", c->store);
     struct stat st;
     fstatat(AT_FDCWD, c->store, &st, 0);
+    zf_cache *cache = zf_cache_new(cache_bytes);
     if (!cache || (rc = zf_tree_build(store, cache, &lo, &tree))) {
-        int r = fail(rc == ZF_ENOTFOUND ? "not a Zarr store (no zarr.json, .zgroup or .zarray)"
-                                       : "cannot read store", c->store);
+        /* invalid root metadata was already reported on its own line */
+        int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED ? 1
+                : fail(rc == ZF_ENOTFOUND ? "not a Zarr store (no zarr.json, .zgroup or .zarray)"
+                                          : "cannot read store", c->store);
         zf_store_close(store);
         zf_cache_free(cache);
         return r;

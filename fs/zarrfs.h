@@ -13,6 +13,7 @@
 typedef struct zf_gen {
     zf_tree *tree;
     unsigned refs;
+    struct zf_gen *prev, *next; /* every live generation, for shutdown */
 } zf_gen;
 
 typedef struct zf_fs {
@@ -28,6 +29,7 @@ typedef struct zf_fs {
     pthread_cond_t wake;     /* for the notifier thread */
     pthread_t notifier;
     zf_gen *cur;             /* the current tree */
+    zf_gen *live;            /* list of all generations not yet freed */
     zf_gen *replaced;        /* a replaced tree the notifier has yet to invalidate */
     int stopping;
     double checked;          /* monotonic time of the last check */
@@ -49,7 +51,8 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree);
 /* Stop the notifier thread (before the session goes away). */
 void zf_gen_stop_notifier(zf_fs *fs);
 
-/* Stop the notifier and drop every generation at shutdown. */
+/* Stop the notifier and free every generation at shutdown, including those
+ * still held by files the kernel never released. */
 void zf_gen_stop(zf_fs *fs);
 
 /* The low-level operation table; userdata is a zf_fs. */

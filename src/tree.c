@@ -204,8 +204,10 @@ static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m
         return rc;
     }
     free(doc);
-    if (rc)
-        zf_log("%s%s%s: left out: %s", zf_store_path(t->store), *path ? "/" : "", path, err);
+    if (rc && *path)
+        zf_log("%s/%s: left out: %s", zf_store_path(t->store), path, err);
+    else if (rc)
+        zf_log("%s: invalid root metadata: %s", zf_store_path(t->store), err);
     return rc;
 }
 
@@ -218,8 +220,8 @@ static int walk(zf_tree *t, size_t dir, const char *path, const char *name, int 
     int rc = classify(t, path, &kind, &m);
     if (rc == ZF_ENOMEM)
         return rc;
-    if (rc)
-        return depth == 0 && rc == ZF_ENOTFOUND ? rc : ZF_OK;
+    if (rc) /* a broken root fails the whole tree; anything deeper is left out */
+        return depth == 0 ? rc : ZF_OK;
     if (kind == ZF_KIND_GROUP)
         return walk_group(t, dir, path, name, depth);
     if (kind != ZF_KIND_TIMEDELTA)

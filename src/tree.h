@@ -31,7 +31,8 @@ typedef struct zf_node {
 typedef struct zf_tree zf_tree;
 
 /* Walk the store and build the tree.  ZF_ENOTFOUND if the root holds no Zarr
- * metadata.  Arrays with invalid or unsupported metadata are left out with a
+ * metadata; ZF_ECORRUPT / ZF_EUNSUPPORTED (with a log line) if the root's own
+ * metadata is invalid.  Arrays with invalid or unsupported metadata are left out with a
  * log line.  store and cache must outlive the tree. */
 int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *opts,
                   zf_tree **out);
