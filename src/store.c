@@ -70,13 +70,18 @@ static int open_key(const zf_store *s, const char *key, int flags)
     return (int)fd;
 }
 
-static int errno_to_zf(int e)
+/* after a failed open of key: absent (ZF_ENOTFOUND), or there but unusable:
+ * a dangling symlink or one that leaves the store (ZF_ECORRUPT) */
+static int open_error(const zf_store *s, const char *key, int e)
 {
-    if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV)
+    struct stat st;
+    if (e == EXDEV || e == ELOOP)
+        return ZF_ECORRUPT;
+    if (e == ENOENT && *key && fstatat(s->dirfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        return ZF_ECORRUPT;
+    if (e == ENOENT || e == ENOTDIR)
         return ZF_ENOTFOUND;
-    if (e == ENOMEM)
-        return ZF_ENOMEM;
-    return ZF_EIO;
+    return e == ENOMEM ? ZF_ENOMEM : ZF_EIO;
 }
 
 /* pread exactly len bytes; short file -> ZF_ECORRUPT */
@@ -101,7 +106,7 @@ int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf,
 {
     int fd = open_key(s, key, O_RDONLY);
     if (fd < 0)
-        return errno_to_zf(errno);
+        return open_error(s, key, errno);
     struct stat st;
     int rc = ZF_OK;
     uint8_t *b = NULL;
@@ -127,7 +132,7 @@ int zf_store_size(const zf_store *s, const char *key, uint64_t *size)
 {
     int fd = open_key(s, key, O_RDONLY);
     if (fd < 0)
-        return errno_to_zf(errno);
+        return open_error(s, key, errno);
     struct stat st;
     int rc = fstat(fd, &st) == 0 ? ZF_OK : ZF_EIO;
     if (rc == ZF_OK && !S_ISREG(st.st_mode))
@@ -144,7 +149,7 @@ int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *out)
     out->mtime = 0;
     int fd = open_key(s, key, O_PATH);
     if (fd < 0)
-        return errno_to_zf(errno);
+        return open_error(s, key, errno);
     struct stat st;
     int rc = fstat(fd, &st) == 0 ? ZF_OK : ZF_EIO;
     close(fd);
@@ -159,7 +164,7 @@ int zf_store_read_range(const zf_store *s, const char *key, uint64_t off, size_t
 {
     int fd = open_key(s, key, O_RDONLY);
     if (fd < 0)
-        return errno_to_zf(errno);
+        return open_error(s, key, errno);
     int rc = pread_full(fd, buf, len, off);
     close(fd);
     return rc;
@@ -182,7 +187,7 @@ int zf_store_list(const zf_store *s, const char *key, zf_store_list_fn fn, void 
 {
     int fd = open_key(s, key, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
-        return errno_to_zf(errno);
+        return open_error(s, key, errno);
     DIR *d = fdopendir(fd);
     if (!d) {
         close(fd);
