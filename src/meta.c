@@ -223,8 +223,9 @@ static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap
     return rc ? rc : 1;
 }
 
-/* the innermost chunk shape of a (possibly nested) sharded pipeline */
-static void set_read_chunks(zf_meta *m)
+/* the innermost chunk shape of a (possibly nested) sharded pipeline; the unit
+ * decoded at once must stay within ZF_MAX_CHUNK_ELEMS */
+static int set_read_chunks(zf_meta *m, char *err, size_t errcap)
 {
     memcpy(m->read_chunks, m->chunks, sizeof m->chunks);
     zf_pipeline_set_fill(m->pipeline, m->fill);
@@ -233,6 +234,13 @@ static void set_read_chunks(zf_meta *m)
         zf_pipeline_inner(p, &inner);
         memcpy(m->read_chunks, inner, m->ndim * sizeof *inner);
     }
+    uint64_t elems = 1;
+    for (unsigned d = 0; d < m->ndim; d++) {
+        if (m->read_chunks[d] > ZF_MAX_CHUNK_ELEMS / elems)
+            return ERR(ZF_EUNSUPPORTED, "chunks larger than 2^28 values are not supported");
+        elems *= m->read_chunks[d];
+    }
+    return ZF_OK;
 }
 
 int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *out, char *err,
@@ -263,8 +271,8 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
     cJSON_Delete(root);
     if (rc)
         zf_meta_clear(out);
-    else if (*kind == ZF_KIND_TIMEDELTA)
-        set_read_chunks(out);
+    else if (*kind == ZF_KIND_TIMEDELTA && (rc = set_read_chunks(out, err, errcap)))
+        zf_meta_clear(out);
     return rc;
 }
 
@@ -379,8 +387,8 @@ int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t at
     cJSON_Delete(root);
     if (rc)
         zf_meta_clear(out);
-    else if (*kind == ZF_KIND_TIMEDELTA)
-        set_read_chunks(out);
+    else if (*kind == ZF_KIND_TIMEDELTA && (rc = set_read_chunks(out, err, errcap)))
+        zf_meta_clear(out);
     return rc;
 }
 

@@ -49,7 +49,7 @@ static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, char *err
         }
         p->elems *= shape[i];
     }
-    if (p->elems > (SIZE_MAX / 8) / 2) {
+    if (p->elems > (UINT64_C(1) << 56)) {
         snprintf(err, errcap, "chunk of %llu elements is too large", (unsigned long long)p->elems);
         free(p);
         return NULL;
@@ -186,6 +186,10 @@ static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t e
         p->inner_count *= grid[d];
     }
     grid[p->ndim] = 2;
+    if (p->inner_count > ZF_MAX_SHARD_CHUNKS) {
+        snprintf(err, errcap, "sharding_indexed: more than 2^24 inner chunks per shard");
+        return ZF_EUNSUPPORTED;
+    }
     const cJSON *loc = cJSON_GetObjectItemCaseSensitive(config, "index_location");
     if (loc && (!cJSON_IsString(loc) || (strcmp(loc->valuestring, "start") && strcmp(loc->valuestring, "end")))) {
         snprintf(err, errcap, "sharding_indexed: \"index_location\" must be \"start\" or \"end\"");

@@ -14,6 +14,11 @@
 #include <cjson/cJSON.h>
 
 #define ZF_MAX_DIMS 32
+/* Largest unit decoded at once (a chunk, or a shard stored compressed as a
+ * whole): 2^28 values (2 GiB); arrays with larger ones are unsupported. */
+#define ZF_MAX_CHUNK_ELEMS (UINT64_C(1) << 28)
+/* Most inner chunks per shard (its index is 16 bytes per inner chunk). */
+#define ZF_MAX_SHARD_CHUNKS (UINT64_C(1) << 24)
 
 typedef struct zf_pipeline zf_pipeline;
 
