@@ -1,0 +1,166 @@
+/* fuzz_meta.c - libFuzzer target: Zarr metadata parsing and chunk keys.
+ *
+ * The input is one metadata document, optionally followed by a NUL byte and a
+ * second document.  It is parsed as v3 zarr.json (the part before the NUL)
+ * and as a v2 .zarray (before the NUL) with .zattrs (after it, if present).
+ * Whenever a parse reports a timedelta array, the parsed zf_meta is checked
+ * for internal consistency, chunk keys are built for a few grid coordinates
+ * into buffers of several capacities (exact-size heap buffers, so an
+ * overflow is caught by ASan), and the pipeline is described.
+ *
+ * Build: scripts/fuzz (or CMake with -DZF_FUZZ=ON, clang). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "meta.h"
+#include "pipeline.h"
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            fprintf(stderr, "fuzz_meta: check failed at %s:%d: %s\n", __FILE__, __LINE__, \
+                    #cond);                                                            \
+            abort();                                                                   \
+        }                                                                              \
+    } while (0)
+
+/* a heap copy without a terminator: the parsers get explicit lengths */
+static char *dup_exact(const uint8_t *p, size_t n)
+{
+    char *s = malloc(n ? n : 1);
+    if (s && n)
+        memcpy(s, p, n);
+    return s;
+}
+
+static void check_err_text(const char *err, size_t cap)
+{
+    CHECK(memchr(err, '\0', cap) != NULL);
+}
+
+static void check_keys(const zf_meta *m)
+{
+    static const size_t caps[] = {1, 2, 8, 24, 64, 4096};
+    uint64_t grid[ZF_MAX_DIMS];
+    for (unsigned d = 0; d < m->ndim; d++)
+        grid[d] = (m->shape[d] + m->chunks[d] - 1) / m->chunks[d];
+    for (int which = 0; which < 4; which++) {
+        uint64_t coords[ZF_MAX_DIMS];
+        for (unsigned d = 0; d < m->ndim; d++) {
+            switch (which) {
+            case 0: coords[d] = 0; break;
+            case 1: coords[d] = grid[d] ? grid[d] - 1 : 0; break;
+            case 2: coords[d] = grid[d] / 2; break;
+            default: coords[d] = UINT64_MAX; break;
+            }
+        }
+        for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+            char *buf = malloc(caps[c]);
+            CHECK(buf);
+            memset(buf, 'X', caps[c]);
+            int rc = zf_meta_chunk_key(m, coords, buf, caps[c]);
+            CHECK(rc == ZF_OK || rc == ZF_EINVAL);
+            if (rc == ZF_OK) {
+                size_t len = strnlen(buf, caps[c]);
+                CHECK(len < caps[c]);
+                CHECK(len > 0);
+                if (!m->key_v2)
+                    CHECK(buf[0] == 'c');
+                /* no empty path component, no leading or trailing separator */
+                CHECK(buf[0] != '/' && buf[0] != '.');
+                CHECK(buf[len - 1] != '/' && buf[len - 1] != '.');
+                CHECK(strstr(buf, "//") == NULL);
+            }
+            free(buf);
+        }
+    }
+}
+
+static void check_meta(const zf_meta *m, int v2)
+{
+    CHECK(m->zarr_format == (v2 ? 2 : 3));
+    CHECK(m->ndim <= ZF_MAX_DIMS);
+    uint64_t n = 1, ce = 1;
+    for (unsigned d = 0; d < m->ndim; d++) {
+        CHECK(m->chunks[d] >= 1);
+        n *= m->shape[d]; /* bounded by the parser */
+        ce *= m->chunks[d];
+    }
+    CHECK(n == m->nelems);
+    CHECK(m->scale >= 1 && m->scale <= INT32_MAX);
+    CHECK((unsigned)m->unit <= ZF_UNIT_GENERIC);
+    CHECK(m->separator == '/' || m->separator == '.');
+    CHECK(m->pipeline != NULL);
+    CHECK(zf_pipeline_chunk_elems(m->pipeline) == ce);
+    CHECK(zf_pipeline_max_encoded(m->pipeline) >= ce * 8);
+    CHECK(memchr(m->dtype_text, '\0', sizeof m->dtype_text) != NULL);
+    CHECK(memchr(m->fill_text, '\0', sizeof m->fill_text) != NULL);
+    for (unsigned d = m->ndim; d < ZF_MAX_DIMS; d++)
+        CHECK(m->dim_names[d] == NULL);
+    char desc[64];
+    zf_pipeline_describe(m->pipeline, desc, sizeof desc);
+    CHECK(memchr(desc, '\0', sizeof desc) != NULL);
+    char tiny[4];
+    zf_pipeline_describe(m->pipeline, tiny, sizeof tiny);
+    CHECK(memchr(tiny, '\0', sizeof tiny) != NULL);
+    check_keys(m);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const uint8_t *nul = memchr(data, '\0', size);
+    size_t n1 = nul ? (size_t)(nul - data) : size;
+    char *doc = dup_exact(data, n1);
+    char *attrs = nul ? dup_exact(nul + 1, size - n1 - 1) : NULL;
+    size_t an = nul ? size - n1 - 1 : 0;
+    if (!doc || (nul && !attrs)) {
+        free(doc);
+        free(attrs);
+        return 0;
+    }
+    char err[128];
+    zf_node_kind kind;
+    zf_meta m;
+
+    /* v3 */
+    err[0] = '\0';
+    int rc = zf_meta_parse_v3(doc, n1, &kind, &m, err, sizeof err);
+    check_err_text(err, sizeof err);
+    if (rc == ZF_OK) {
+        CHECK(kind == ZF_KIND_GROUP || kind == ZF_KIND_TIMEDELTA || kind == ZF_KIND_OTHER_ARRAY);
+        if (kind == ZF_KIND_TIMEDELTA)
+            check_meta(&m, 0);
+        zf_meta_clear(&m);
+        zf_meta_clear(&m); /* clearing twice is allowed */
+    } else {
+        CHECK(rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED || rc == ZF_ENOMEM);
+        CHECK(err[0] != '\0');
+        CHECK(m.pipeline == NULL);
+    }
+
+    /* v2, with and without .zattrs; an errcap of 1 must not overflow either */
+    for (int pass = 0; pass < 2; pass++) {
+        err[0] = '\0';
+        size_t cap = pass ? 1 : sizeof err;
+        rc = zf_meta_parse_v2(doc, n1, pass ? NULL : attrs, pass ? 0 : an, &kind, &m, err, cap);
+        check_err_text(err, cap);
+        if (rc == ZF_OK) {
+            CHECK(kind == ZF_KIND_TIMEDELTA || kind == ZF_KIND_OTHER_ARRAY);
+            if (kind == ZF_KIND_TIMEDELTA)
+                check_meta(&m, 1);
+            zf_meta_clear(&m);
+        } else {
+            CHECK(rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED || rc == ZF_ENOMEM);
+            CHECK(pass || err[0] != '\0');
+            CHECK(m.pipeline == NULL);
+        }
+        if (!nul)
+            break;
+    }
+    free(doc);
+    free(attrs);
+    return 0;
+}
