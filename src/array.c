@@ -99,30 +99,21 @@ static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t 
     return zf_meta_chunk_key(&a->meta, coords, buf + len, cap - len);
 }
 
-static int64_t *fill_values(uint64_t n, int64_t fill)
-{
-    int64_t *v = malloc(n * sizeof *v);
-    if (v)
-        for (uint64_t i = 0; i < n; i++)
-            v[i] = fill;
-    return v;
-}
-
 /* decode `raw` with pipeline p into a new array of its chunk elements */
-static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, int64_t **values,
-                        uint64_t *n, char *err, size_t errcap)
+static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, zf_chunk *out,
+                        char *err, size_t errcap)
 {
     uint64_t elems = zf_pipeline_chunk_elems(p);
-    int64_t *out = malloc(elems * sizeof *out);
-    if (!out)
+    int64_t *v = malloc(elems * sizeof *v);
+    if (!v)
         return ZF_ENOMEM;
-    int rc = zf_pipeline_decode(p, raw, rawn, out, err, errcap);
+    int rc = zf_pipeline_decode(p, raw, rawn, v, err, errcap);
     if (rc) {
-        free(out);
+        free(v);
         return rc;
     }
-    *values = out;
-    *n = elems;
+    out->values = v;
+    out->n = elems;
     return ZF_OK;
 }
 
@@ -211,8 +202,8 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
 }
 
 /* read (part of) the stored value at key and decode it */
-static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t **values,
-                       uint64_t *n, char *err, size_t errcap)
+static int load_stored(zf_array *a, uint64_t index, const char *key, zf_chunk *out,
+                       char *err, size_t errcap)
 {
     const zf_pipeline *p = a->meta.pipeline;
     uint8_t *raw = NULL;
@@ -242,7 +233,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t **v
             rc = zf_store_read_range(a->store, key, r.off, rawn, raw);
     }
     if (rc == ZF_OK)
-        rc = decode_chunk(p, raw, rawn, values, n, err, errcap);
+        rc = decode_chunk(p, raw, rawn, out, err, errcap);
     free(raw);
     return rc;
 }
@@ -275,7 +266,7 @@ static int check_stamp(const zf_array *a, uint64_t index, const char *key, char 
 }
 
 /* cache loader: read, decode, or fill */
-static int load_chunk(void *ctx, uint64_t index, int64_t **values, uint64_t *n)
+static int load_chunk(void *ctx, uint64_t index, zf_chunk *out)
 {
     zf_array *a = ctx;
     char key[4096], err[256] = "";
@@ -283,14 +274,14 @@ static int load_chunk(void *ctx, uint64_t index, int64_t **values, uint64_t *n)
     if (rc == ZF_OK)
         rc = check_stamp(a, index, key, err, sizeof err);
     if (rc == ZF_OK)
-        rc = load_stored(a, index, key, values, n, err, sizeof err);
-    if (rc == ZF_ENOTFOUND) {
-        uint64_t elems = 1;
+        rc = load_stored(a, index, key, out, err, sizeof err);
+    if (rc == ZF_ENOTFOUND) { /* a missing chunk (or empty inner chunk): the fill value */
+        out->n = 1;
         for (unsigned d = 0; d < a->meta.ndim; d++)
-            elems *= a->meta.read_chunks[d];
-        *values = fill_values(elems, a->meta.fill);
-        *n = elems;
-        return *values ? ZF_OK : ZF_ENOMEM;
+            out->n *= a->meta.read_chunks[d];
+        out->values = NULL;
+        out->constant = a->meta.fill;
+        return ZF_OK;
     }
     if (rc != ZF_OK) {
         zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),

@@ -155,14 +155,12 @@ static int wait_loaded(zf_cache *c, entry *e, zf_chunk **out)
 static int load_new(zf_cache *c, entry *e, zf_chunk_loader load, void *ctx, zf_chunk **out)
 {
     pthread_mutex_unlock(&c->mu);
-    int64_t *values = NULL;
-    uint64_t n = 0;
-    int rc = load(ctx, e->index, &values, &n);
+    zf_chunk got = {NULL, 0, 0};
+    int rc = load(ctx, e->index, &got);
     pthread_mutex_lock(&c->mu);
     if (rc == ZF_OK) {
-        e->pub.values = values;
-        e->pub.n = n;
-        e->bytes = (size_t)n * sizeof(int64_t) + sizeof(entry);
+        e->pub = got;
+        e->bytes = (got.values ? (size_t)got.n * sizeof(int64_t) : 0) + sizeof(entry);
         c->used += e->bytes;
         e->state = READY;
         *out = &e->pub;

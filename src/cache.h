@@ -23,13 +23,16 @@
 typedef struct zf_cache zf_cache;
 
 typedef struct zf_chunk {
-    const int64_t *values; /* n decoded values, C order of the chunk */
+    const int64_t *values; /* n decoded values, C order of the chunk; NULL when
+                              every value is `constant` (a missing chunk) */
     uint64_t n;
+    int64_t constant;
 } zf_chunk;
 
-/* Load chunk `index` of `owner`: on success *values is a malloc'd array of *n
- * values whose ownership passes to the cache.  Returns 0 or a zf_err. */
-typedef int (*zf_chunk_loader)(void *ctx, uint64_t index, int64_t **values, uint64_t *n);
+/* Load chunk `index` of `owner` into *out: either values (malloc'd, n of them;
+ * ownership passes to the cache) or values NULL and every one of the n values
+ * equal to constant (costs no memory).  Returns 0 or a zf_err. */
+typedef int (*zf_chunk_loader)(void *ctx, uint64_t index, zf_chunk *out);
 
 /* New cache bounded to capacity bytes; NULL on allocation failure. */
 zf_cache *zf_cache_new(size_t capacity);

@@ -10,7 +10,6 @@
 #include "info.h"
 #include "textutil.h"
 
-#define B ZF_LAYOUT_BLOCK
 
 enum { UNSIZED, SIZING, SIZED };
 
@@ -24,6 +23,7 @@ struct zf_layout {
     size_t line_max;              /* longest possible csv line */
     unsigned ndim;
     uint64_t nelems, nblocks, nchunks;
+    uint64_t block;               /* elements per offset-index block */
     uint64_t stride[ZF_MAX_DIMS]; /* global C-order strides */
     uint64_t cstride[ZF_MAX_DIMS];/* strides inside a chunk */
     unsigned threads;
@@ -108,7 +108,10 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->m = zf_array_meta(a);
     l->ndim = l->m->ndim;
     l->nelems = l->m->nelems;
-    l->nblocks = (l->nelems + B - 1) / B;
+    l->block = ZF_LAYOUT_BLOCK; /* grows so that no index has more than 2^20 blocks */
+    while (l->nelems / l->block > (UINT64_C(1) << 20))
+        l->block *= 2;
+    l->nblocks = (l->nelems + l->block - 1) / l->block;
     l->nchunks = zf_array_nchunks(a);
     char qnat[2 * ZF_NAT_MAX + 3];
     zf_csv_quote(opts->nat, qnat, sizeof qnat);
@@ -167,21 +170,44 @@ typedef struct pass {
     int rc;              /* first fatal error (atomic) */
 } pass;
 
+/* add one block's text lengths to the index (blocks are shared by threads) */
+static void add_block(zf_layout *l, uint64_t b, uint64_t tsum, uint64_t csum)
+{
+    __atomic_fetch_add(&l->off[0][b + 1], tsum, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&l->off[1][b + 1], csum, __ATOMIC_RELAXED);
+}
+
+/* block sums of a run of n elements that all hold v: O(blocks), not O(n) */
+static void measure_constant(zf_layout *l, int64_t v, uint64_t g, uint64_t n, uint64_t fixed,
+                             uint64_t last)
+{
+    uint64_t t = zf_fmt_len(&l->fmt, v) + 1;
+    uint64_t c = (v == ZF_NAT && l->csv_nat_differs ? (uint64_t)l->csvfmt.nat_len + 1 : t) + l->ndim + fixed;
+    while (n) {
+        uint64_t b = g / l->block, k = (b + 1) * l->block - g;
+        if (k > n)
+            k = n;
+        add_block(l, b, k * t, k * c + (l->ndim ? zf_digit_sum(last, last + k) : 0));
+        g += k;
+        last += k;
+        n -= k;
+    }
+}
+
 /* block sums of one run of consecutive elements along the last axis */
 static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t n,
                         uint64_t fixed, uint64_t last)
 {
-    uint64_t b = g / B, bend = (b + 1) * B, tsum = 0, csum = 0;
+    uint64_t b = g / l->block, bend = (b + 1) * l->block, tsum = 0, csum = 0;
     uint64_t commas = l->ndim;
     for (uint64_t j = 0; j < n; j++, g++) {
         if (g == bend) {
-            __atomic_fetch_add(&l->off[0][b + 1], tsum, __ATOMIC_RELAXED);
-            __atomic_fetch_add(&l->off[1][b + 1], csum, __ATOMIC_RELAXED);
+            add_block(l, b, tsum, csum);
             tsum = csum = 0;
             b++;
-            bend += B;
+            bend += l->block;
         }
-        int64_t v = vals ? vals[j] : ZF_NAT;
+        int64_t v = vals[j];
         uint64_t t = zf_fmt_len(&l->fmt, v);
         uint64_t c = t;
         if (v == ZF_NAT && l->csv_nat_differs)
@@ -189,15 +215,17 @@ static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t 
         tsum += t + 1;
         csum += c + 1 + commas + fixed + (l->ndim ? zf_u64_digits(last + j) : 0);
     }
-    __atomic_fetch_add(&l->off[0][b + 1], tsum, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&l->off[1][b + 1], csum, __ATOMIC_RELAXED);
+    add_block(l, b, tsum, csum);
 }
 
-/* measure every run of chunk ci (vals NULL: a bad chunk, measured as NaT) */
-static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals)
+/* measure every run of chunk ci: its values, or (vals NULL) v everywhere */
+static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals, int64_t v)
 {
     if (l->ndim == 0) {
-        measure_run(l, vals, 0, 1, 0, 0);
+        if (vals)
+            measure_run(l, vals, 0, 1, 0, 0);
+        else
+            measure_constant(l, v, 0, 1, 0, 0);
         return;
     }
     cgeom cg;
@@ -215,7 +243,10 @@ static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals)
             fixed += zf_u64_digits(cg.origin[d] + r[d]);
         }
         g += cg.origin[last];
-        measure_run(l, vals ? vals + lo : NULL, g, cg.extent[last], fixed, cg.origin[last]);
+        if (vals)
+            measure_run(l, vals + lo, g, cg.extent[last], fixed, cg.origin[last]);
+        else
+            measure_constant(l, v, g, cg.extent[last], fixed, cg.origin[last]);
         unsigned d = last;
         while (d-- > 0) {
             if (++r[d] < cg.extent[d])
@@ -236,10 +267,10 @@ static int measure_chunk(zf_layout *l, uint64_t ci)
     if (rc != ZF_OK) {
         if ((rc = mark_bad(l, ci)))
             return rc;
-        measure_chunk_values(l, ci, NULL);
+        measure_chunk_values(l, ci, NULL, ZF_NAT); /* as layout.h promises */
         return ZF_OK;
     }
-    measure_chunk_values(l, ci, ch->values);
+    measure_chunk_values(l, ci, ch->values, ch->constant);
     zf_array_put_chunk(l->a, ch);
     return ZF_OK;
 }
@@ -292,8 +323,7 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     zf_fp_add(fp, &l->format, sizeof l->format);
     zf_fp_add(fp, l->fmt.nat, l->fmt.nat_len);
     zf_fp_add(fp, l->header, l->header_len);
-    uint64_t block = B;
-    zf_fp_add(fp, &block, sizeof block);
+    zf_fp_add(fp, &l->block, sizeof l->block);
     return rc;
 }
 
@@ -499,9 +529,9 @@ static int emit_from(reader *r, uint64_t g)
         int rc = zf_array_get_chunk(l->a, ci, &ch);
         if (rc)
             return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
-        const int64_t *vals = ch->values + lo;
+        const int64_t *vals = ch->values ? ch->values + lo : NULL;
         for (uint64_t j = 0; j < run && r->pos < r->end; j++)
-            emit_line(r, vals[j], n ? c[last] + j : 0);
+            emit_line(r, vals ? vals[j] : ch->constant, n ? c[last] + j : 0);
         zf_array_put_chunk(l->a, ch);
         g += run;
     }
@@ -551,7 +581,7 @@ int zf_layout_read(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len,
     if (r.outn < len) {
         uint64_t b = find_block(l->off[v], l->nblocks, off);
         r.pos = l->off[v][b];
-        rc = emit_from(&r, b * B);
+        rc = emit_from(&r, b * l->block);
     }
     *got = r.outn;
     return rc;

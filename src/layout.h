@@ -3,12 +3,13 @@
  * Design (exact sizes): the text length of a value depends on the value, so
  * the first request for a size runs one pass over every chunk of the array
  * (in parallel), summing the text length of every line into blocks of
- * ZF_LAYOUT_BLOCK consecutive elements (C order).  The prefix sums of those
+ * ZF_LAYOUT_BLOCK consecutive elements (C order; more for arrays of over 2^32
+ * elements, so that no index exceeds 2^20 blocks).  The prefix sums of those
  * blocks form the offset index of both views (.txt and .csv): 16 bytes per
- * block, 0.05% of the decoded array.  A read at offset x binary-searches the
+ * block, at most 0.05% of the decoded array and at most 16 MiB.  A read at offset x binary-searches the
  * block holding x, measures (without formatting) the lines before x within
- * that block, then formats only the lines it returns.  Missing chunks are
- * measured as fill values without reading anything.  A chunk that cannot be
+ * that block, then formats only the lines it returns.  Missing chunks cost no
+ * memory (a constant chunk) and are measured arithmetically, per block.  A chunk that cannot be
  * decoded during the pass is measured as if it held NaT and marked bad: reads
  * that touch it fail with ZF_ECORRUPT, all other bytes stay readable.
  *

@@ -16,6 +16,15 @@ static inline unsigned zf_u64_digits(uint64_t v)
     return n + (v >= 10) + (v >= 100) + (v >= 1000);
 }
 
+/* Sum of the decimal digit counts of every integer in [a, b). */
+static inline uint64_t zf_digit_sum(uint64_t a, uint64_t b)
+{
+    uint64_t sum = b > a ? b - a : 0, p = 10;
+    for (int k = 1; k < 20 && p < b; k++, p *= 10) /* each x >= 10^k has a digit more */
+        sum += b - (a > p ? a : p);
+    return sum;
+}
+
 /* Write v in decimal at out (no NUL); returns the number of bytes written. */
 size_t zf_u64_text(uint64_t v, char *out);
 
