@@ -101,7 +101,10 @@ static char *read_doc(zf_tree *t, const char *dir, const char *name, size_t *n)
     int rc = zf_store_read(t->store, key, ZF_MAX_META, &buf, n);
     if (rc == ZF_OK)
         return (char *)buf;
-    if (rc != ZF_ENOTFOUND)
+    if (rc == ZF_ECORRUPT)
+        zf_log("%s/%s: not a regular file inside the store, or larger than %u MiB",
+               zf_store_path(t->store), key, ZF_MAX_META >> 20);
+    else if (rc != ZF_ENOTFOUND)
         zf_log("%s/%s: %s", zf_store_path(t->store), key, zf_strerror(rc));
     return NULL;
 }
