@@ -342,9 +342,11 @@ static void swap_all(int64_t *v, uint64_t n)
         v[i] = (int64_t)__builtin_bswap64((uint64_t)v[i]);
 }
 
-/* run the bytes->bytes codecs backwards into a new buffer (*res, caller frees) */
-static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t **res,
-                        size_t *resn, char *err, size_t errcap)
+/* run the bytes->bytes codecs backwards.  The last stage writes into direct
+ * (capacity bytes_cap) when given; otherwise into a new buffer (*res, caller
+ * frees).  *resn gets the decoded size. */
+static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t *direct,
+                        uint8_t **res, size_t *resn, char *err, size_t errcap)
 {
     const uint8_t *cur = in;
     size_t curn = n;
@@ -354,7 +356,7 @@ static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8
         size_t cap = bytes_cap(p);
         for (unsigned k = 0; k < i; k++)
             cap = zf_codec_bound(cap);
-        uint8_t *dst = malloc(cap ? cap : 1);
+        uint8_t *dst = i == 0 && direct ? direct : malloc(cap ? cap : 1);
         size_t got = 0;
         if (!dst) {
             snprintf(err, errcap, "out of memory");
@@ -363,7 +365,8 @@ static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8
             rc = zf_codec_decode(p->codecs[i], cur, curn, dst, cap, &got, err, errcap);
         }
         free(owned);
-        cur = owned = dst;
+        owned = dst == direct ? NULL : dst;
+        cur = dst;
         curn = got;
     }
     if (rc) {
@@ -466,7 +469,17 @@ int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_
     if (p->ncodecs == 0) /* no copy needed */
         return p->inner ? decode_shard(p, in, n, out, err, errcap)
                         : decode_plain(p, in, n, out, err, errcap);
-    rc = decode_bytes(p, in, n, &bytes, &len, err, errcap);
+    if (!p->inner && !p->transposed) { /* the common case: decompress in place */
+        rc = decode_bytes(p, in, n, (uint8_t *)out, &bytes, &len, err, errcap);
+        if (rc == ZF_OK && len != p->nbytes) {
+            snprintf(err, errcap, "chunk decodes to %zu bytes, expected %zu", len, p->nbytes);
+            rc = ZF_ECORRUPT;
+        }
+        if (rc == ZF_OK && p->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
+            swap_all(out, p->elems);
+        return rc;
+    }
+    rc = decode_bytes(p, in, n, NULL, &bytes, &len, err, errcap);
     if (rc == ZF_OK)
         rc = p->inner ? decode_shard(p, bytes, len, out, err, errcap)
                       : decode_plain(p, bytes, len, out, err, errcap);
