@@ -1,6 +1,7 @@
 /* main.c - zarrfs: command line, store validation, mount and session loop. */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,9 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
 
 int main(int argc, char **argv)
 {
+    /* decoded chunks are megabytes: keep them out of the heap so that memory
+     * freed by the cache goes back to the system (no dynamic threshold) */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts o;
     cli c = {.timeout = 1.0};

@@ -86,6 +86,18 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         fuse_reply_attr(req, &st, fs->timeout);
 }
 
+/* an open file or directory: its generation, and where its last read ended */
+typedef struct handle {
+    zf_gen *gen;
+    pthread_mutex_t mu;
+    zf_cursor cursor;
+} handle;
+
+static handle *handle_of(struct fuse_file_info *fi)
+{
+    return (handle *)(uintptr_t)fi->fh;
+}
+
 /* open a node of the current generation; the open handle keeps it alive */
 static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int dir)
 {
@@ -95,23 +107,35 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     int err = !n ? ENOENT : dir && !n->is_dir ? ENOTDIR : !dir && n->is_dir ? EISDIR : 0;
     if (!err && !dir && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
         err = EROFS;
+    handle *h = err ? NULL : calloc(1, sizeof *h);
+    if (!err && !h)
+        err = ENOMEM;
     if (err) {
         zf_gen_put(fs, g);
         fuse_reply_err(req, err);
         return;
     }
-    fi->fh = (uint64_t)(uintptr_t)g;
+    h->gen = g;
+    h->cursor.elem = UINT64_MAX;
+    pthread_mutex_init(&h->mu, NULL);
+    fi->fh = (uint64_t)(uintptr_t)h;
     fi->keep_cache = 1; /* unchanged while this generation lives */
     if (!dir && zf_layout_damaged(n->layout))
         fi->direct_io = 1; /* only reads that ask for a bad chunk's bytes fail */
     fi->cache_readdir = dir;
-    if (fuse_reply_open(req, fi) != 0)
+    if (fuse_reply_open(req, fi) != 0) {
+        pthread_mutex_destroy(&h->mu);
+        free(h);
         zf_gen_put(fs, g);
+    }
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-    zf_gen_put(fs_of(req), (zf_gen *)(uintptr_t)fi->fh);
+    handle *h = handle_of(fi);
+    zf_gen_put(fs_of(req), h->gen);
+    pthread_mutex_destroy(&h->mu);
+    free(h);
     fuse_reply_err(req, 0);
 }
 
@@ -123,7 +147,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi)
 {
-    const zf_tree *t = ((zf_gen *)(uintptr_t)fi->fh)->tree;
+    const zf_tree *t = handle_of(fi)->gen->tree;
     const zf_node *d = zf_tree_node(t, ino);
     if (!d || !d->is_dir) {
         fuse_reply_err(req, ENOTDIR);
@@ -176,7 +200,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
     char *buf;
-    const zf_node *n = zf_tree_node(((zf_gen *)(uintptr_t)fi->fh)->tree, ino);
+    handle *h = handle_of(fi);
+    const zf_node *n = zf_tree_node(h->gen->tree, ino);
     if (!n || n->is_dir || off < 0) {
         fuse_reply_err(req, n && n->is_dir ? EISDIR : EINVAL);
         return;
@@ -188,7 +213,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         return;
     }
     size_t got = 0;
-    int rc = zf_layout_read(n->layout, n->view, (uint64_t)off, buf, size, &got);
+    pthread_mutex_lock(&h->mu);
+    zf_cursor cursor = h->cursor;
+    pthread_mutex_unlock(&h->mu);
+    int rc = zf_layout_read_from(n->layout, n->view, (uint64_t)off, buf, size, &got, &cursor);
+    pthread_mutex_lock(&h->mu);
+    h->cursor = cursor;
+    pthread_mutex_unlock(&h->mu);
     if (rc)
         fuse_reply_err(req, zf_err_errno(rc));
     else

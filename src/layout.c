@@ -430,6 +430,7 @@ typedef struct reader {
     size_t outn;
     char prefix[ZF_MAX_DIMS * 21]; /* csv index text of the fixed coordinates */
     size_t prefix_len;
+    zf_cursor last;      /* the last line started */
 } reader;
 
 /* format one whole line at p; returns its length */
@@ -530,8 +531,12 @@ static int emit_from(reader *r, uint64_t g)
         if (rc)
             return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
         const int64_t *vals = ch->values ? ch->values + lo : NULL;
-        for (uint64_t j = 0; j < run && r->pos < r->end; j++)
+        uint64_t j = 0;
+        for (; j < run && r->pos < r->end; j++) {
+            r->last.pos = r->pos;
             emit_line(r, vals ? vals[j] : ch->constant, n ? c[last] + j : 0);
+        }
+        r->last.elem = g + j - 1;
         zf_array_put_chunk(l->a, ch);
         g += run;
     }
@@ -553,6 +558,12 @@ static uint64_t find_block(const uint64_t *off, uint64_t nblocks, uint64_t x)
 }
 
 int zf_layout_read(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len, size_t *got)
+{
+    return zf_layout_read_from(l, v, off, buf, len, got, NULL);
+}
+
+int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len,
+                        size_t *got, zf_cursor *cursor)
 {
     *got = 0;
     if (v == ZF_VIEW_INFO) {
@@ -579,9 +590,17 @@ int zf_layout_read(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len,
         r.outn = n;
     }
     if (r.outn < len) {
-        uint64_t b = find_block(l->off[v], l->nblocks, off);
+        uint64_t b = find_block(l->off[v], l->nblocks, off), g = b * l->block;
         r.pos = l->off[v][b];
-        rc = emit_from(&r, b * l->block);
+        if (cursor && cursor->pos >= r.pos && cursor->pos <= off && cursor->elem < l->nelems &&
+            cursor->elem >= g) { /* continue where the last read of this reader ended */
+            r.pos = cursor->pos;
+            g = cursor->elem;
+        }
+        r.last = (zf_cursor){r.pos, g};
+        rc = emit_from(&r, g);
+        if (cursor && rc == ZF_OK)
+            *cursor = r.last;
     }
     *got = r.outn;
     return rc;

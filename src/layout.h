@@ -62,6 +62,19 @@ int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size);
  * *got is len unless the end of the text comes first. */
 int zf_layout_read(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len, size_t *got);
 
+/* Where a reader's last read ended: the text offset of a line and its element.
+ * Only meaningful for the layout and view it came from. */
+typedef struct zf_cursor {
+    uint64_t pos, elem;
+} zf_cursor;
+
+/* zf_layout_read that starts from *cursor when it lies between the offset
+ * block and off (a sequential reader then measures no line twice), and leaves
+ * in *cursor the last line it touched.  cursor may be NULL; start it as {0, 0}
+ * with elem = UINT64_MAX to mean "none". */
+int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len,
+                        size_t *got, zf_cursor *cursor);
+
 /* The formatter used for .txt values of this array. */
 const zf_fmt *zf_layout_fmt(const zf_layout *l);
 
