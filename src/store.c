@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,6 +54,41 @@ const char *zf_store_path(const zf_store *s)
     return s->path;
 }
 
+/* without openat2: walk key one component at a time, refusing every symlink
+ * and "..", which keeps the open beneath dirfd (stricter than RESOLVE_BENEATH,
+ * which allows symlinks that stay inside) */
+static int open_no_symlinks(int dirfd, const char *key, int flags)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", key) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int dir = dirfd;
+    char *save = NULL, *part = strtok_r(buf, "/", &save);
+    for (;;) {
+        char *next = part ? strtok_r(NULL, "/", &save) : NULL;
+        int fd;
+        if (part && !strcmp(part, "..")) {
+            errno = EXDEV;
+            fd = -1;
+        } else if (!part || !next) { /* the last component */
+            fd = openat(dir, part ? part : ".", flags | O_NOFOLLOW);
+        } else {
+            fd = openat(dir, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        int e = errno;
+        if (dir != dirfd)
+            close(dir);
+        if (fd < 0 || !part || !next) {
+            errno = fd < 0 && e == ELOOP ? EXDEV : e;
+            return fd;
+        }
+        dir = fd;
+        part = next;
+    }
+}
+
 /* open key beneath the root; symlinks may not leave the store */
 static int open_key(const zf_store *s, const char *key, int flags)
 {
@@ -65,8 +101,9 @@ static int open_key(const zf_store *s, const char *key, int flags)
     if (*key == '\0')
         key = ".";
     long fd = syscall(SYS_openat2, s->dirfd, key, &how, sizeof how);
-    if (fd < 0 && errno == ENOSYS)
-        fd = openat(s->dirfd, key, flags | O_CLOEXEC);
+    if (fd < 0 && errno == ENOSYS) /* kernels before 5.6, valgrind */
+        fd = s->follow_symlinks ? openat(s->dirfd, key, flags | O_CLOEXEC)
+                                : open_no_symlinks(s->dirfd, key, flags | O_CLOEXEC);
     return (int)fd;
 }
 
