@@ -152,5 +152,9 @@ def test_matrix(mounted, store, name):
 def test_matrix_summary(mounted):
     done = len(RESULTS)
     ok = sum(RESULTS.values())
-    print(f"\nencoding matrix: {len(CASES)} arrays, {done} run, {ok} exact, {done - ok} failed")
+    line = f"encoding matrix: {len(CASES)} arrays, {done} run, {ok} exact, {done - ok} failed"
+    print("\n" + line)
+    if os.environ.get("ZF_TEST_TMP"):  # scripts/test prints it in its summary
+        with open(os.path.join(os.environ["ZF_TEST_TMP"], "matrix.txt"), "w") as f:
+            f.write(line + "\n")
     assert done == len(CASES) and ok == done
