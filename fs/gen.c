@@ -95,22 +95,24 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree)
     pthread_cond_init(&fs->wake, NULL);
     fs->cur = gen_new(fs, tree);
     fs->checked = now();
-    if (!fs->cur || pthread_create(&fs->notifier, NULL, notifier, fs) != 0) {
-        free(fs->cur);
-        return -1;
-    }
-    return 0;
+    return fs->cur ? 0 : -1;
+}
+
+int zf_gen_start_notifier(zf_fs *fs)
+{
+    fs->notifier_running = pthread_create(&fs->notifier, NULL, notifier, fs) == 0;
+    return fs->notifier_running ? 0 : -1;
 }
 
 void zf_gen_stop_notifier(zf_fs *fs)
 {
     pthread_mutex_lock(&fs->mu);
-    int running = !fs->stopping;
     fs->stopping = 1;
     pthread_cond_signal(&fs->wake);
     pthread_mutex_unlock(&fs->mu);
-    if (running)
+    if (fs->notifier_running)
         pthread_join(fs->notifier, NULL);
+    fs->notifier_running = 0;
 }
 
 void zf_gen_stop(zf_fs *fs)

@@ -103,6 +103,8 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     if (fuse_set_signal_handlers(se) == 0) {
         if (fuse_session_mount(se, o->mountpoint) == 0) {
             fuse_daemonize(o->foreground);
+            if (zf_gen_start_notifier(fs) != 0)
+                fprintf(stderr, "zarrfs: cannot start a thread; changes to the store will not be seen\n");
             if (o->singlethread) {
                 rc = fuse_session_loop(se);
             } else {

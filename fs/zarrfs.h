@@ -28,6 +28,7 @@ typedef struct zf_fs {
     pthread_mutex_t mu;
     pthread_cond_t wake;     /* for the notifier thread */
     pthread_t notifier;
+    int notifier_running;
     zf_gen *cur;             /* the current tree */
     zf_gen *live;            /* list of all generations not yet freed */
     zf_gen *replaced;        /* a replaced tree the notifier has yet to invalidate */
@@ -44,9 +45,12 @@ zf_gen *zf_gen_get(zf_fs *fs);
 /* Drop a reference; the last one frees the generation's tree. */
 void zf_gen_put(zf_fs *fs, zf_gen *g);
 
-/* Make tree the first generation (fs takes ownership) and start the thread
- * that invalidates the kernel's caches when the store changes. */
+/* Make tree the first generation (fs takes ownership). */
 int zf_gen_start(zf_fs *fs, zf_tree *tree);
+
+/* Start the thread that invalidates the kernel's caches when the store
+ * changes; call it after fuse_daemonize (threads do not survive its fork). */
+int zf_gen_start_notifier(zf_fs *fs);
 
 /* Stop the notifier thread (before the session goes away). */
 void zf_gen_stop_notifier(zf_fs *fs);
