@@ -181,6 +181,13 @@ oracle_ns() {
     assert_equal "$(zf_t head -n 1 "$d/mnt/$NS.txt")" "365 days 00:00:00"
     fusermount3 -u "$d/mnt"
     ! zf_is_mounted "$d/mnt"
+    # the forked daemon exits once unmounted (it once hung joining a thread lost in the fork)
+    local i
+    for i in $(seq 100); do pgrep -f -- "$d/mnt" >/dev/null || break; sleep 0.1; done
+    if pgrep -f -- "$d/mnt" >/dev/null; then
+        pkill -9 -f -- "$d/mnt"
+        fail "the daemonized zarrfs did not exit after unmount"
+    fi
 }
 
 @test "cli: relative STORE and MOUNTPOINT work when daemonized (no -f)" {
