@@ -1,0 +1,111 @@
+"""Python peers and references for scripts/bench; prints one JSON object.
+
+    python bench/peers.py pandas  STORE ARRAY      zarr read + Series.to_csv
+    python bench/peers.py numpy   STORE ARRAY      zarr read + astype(str) + '\\n'.join
+    python bench/peers.py read    STORE ARRAY [R]  zarr read only (median of R runs)
+    python bench/peers.py zstd1   STORE ARRAY      decode every chunk once, 1 thread
+    python bench/peers.py check   STORE ARRAY TXT  TXT is the array as str(pandas.Timedelta)?
+
+Times are in-process (imports excluded), output goes to /dev/null like the
+zarrfs side's `cat > /dev/null`.
+"""
+import json
+import os
+import statistics
+import sys
+import time
+
+import zarr
+
+
+def read(store, path):
+    return zarr.open_array(store, path=path, mode="r")[:]
+
+
+def t_pandas(store, path):
+    import pandas as pd
+    t0 = time.perf_counter()
+    v = read(store, path)
+    t1 = time.perf_counter()
+    # same content as NAME.txt: no index, no header
+    pd.Series(v).to_csv(os.devnull, index=False, header=False)
+    t2 = time.perf_counter()
+    return {"seconds": t2 - t0, "read": t1 - t0, "n": int(v.size)}
+
+
+def t_numpy(store, path):
+    t0 = time.perf_counter()
+    v = read(store, path)
+    t1 = time.perf_counter()
+    s = v.astype(str)
+    with open(os.devnull, "w") as f:
+        f.write("\n".join(s.tolist()))
+        f.write("\n")
+    t2 = time.perf_counter()
+    return {"seconds": t2 - t0, "read": t1 - t0, "n": int(v.size)}
+
+
+def t_read(store, path, repeats=3):
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        v = read(store, path)
+        ts.append(time.perf_counter() - t0)
+        del v
+    return {"seconds": statistics.median(ts), "runs": ts}
+
+
+def t_zstd1(store, path):
+    from numcodecs import Zstd
+    a = zarr.open_array(store, path=path, mode="r")
+    codec = Zstd()
+    base = os.path.join(store, path, "c")
+    keys = sorted(os.listdir(base), key=int)
+    blobs = []
+    for k in keys:
+        with open(os.path.join(base, k), "rb") as f:
+            blobs.append(f.read())
+    t0 = time.perf_counter()
+    total = 0
+    for b in blobs:
+        total += len(codec.decode(b))
+    t = time.perf_counter() - t0
+    assert total == a.size * 8, (total, a.size)
+    return {"seconds": t, "chunks": len(blobs)}
+
+
+def t_check(store, path, txt):
+    import pandas as pd
+    v = zarr.open_array(store, path=path, mode="r")[:]
+    k = min(2000, v.size)
+    lines = 0
+    with open(txt, "rb") as f:
+        while True:
+            b = f.read(1 << 24)
+            if not b:
+                break
+            lines += b.count(b"\n")
+        f.seek(0)
+        head = [f.readline().decode().rstrip("\n") for _ in range(k)]
+        size = f.seek(0, 2)
+        f.seek(max(0, size - 64 * k - 64))
+        tail = f.read().decode().split("\n")[:-1][-k:]
+    want_head = [str(pd.Timedelta(x)) for x in v[:k]]
+    want_tail = [str(pd.Timedelta(x)) for x in v[v.size - k:]]
+    bad = [(i, g, w) for i, (g, w) in enumerate(zip(head, want_head)) if g != w]
+    bad += [(v.size - k + i, g, w) for i, (g, w) in enumerate(zip(tail, want_tail)) if g != w]
+    ok = lines == v.size and not bad and len(head) == len(tail) == k
+    return {"ok": ok, "lines": lines, "n": int(v.size), "mismatches": bad[:5]}
+
+
+def main():
+    mode, store, path = sys.argv[1:4]
+    extra = sys.argv[4:]
+    fn = {"pandas": t_pandas, "numpy": t_numpy, "zstd1": t_zstd1,
+          "read": lambda s, p: t_read(s, p, int(extra[0]) if extra else 3),
+          "check": lambda s, p: t_check(s, p, extra[0])}[mode]
+    print(json.dumps(fn(store, path)))
+
+
+if __name__ == "__main__":
+    main()
