@@ -206,14 +206,6 @@ int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader lo
     return rc;
 }
 
-int zf_cache_contains(zf_cache *c, uint64_t owner, uint64_t index)
-{
-    pthread_mutex_lock(&c->mu);
-    int found = *slot(c, owner, index) != NULL;
-    pthread_mutex_unlock(&c->mu);
-    return found;
-}
-
 void zf_cache_put(zf_cache *c, zf_chunk *chunk)
 {
     if (!chunk)
@@ -225,12 +217,4 @@ void zf_cache_put(zf_cache *c, zf_chunk *chunk)
     else if (e->linked)
         evict(c);
     pthread_mutex_unlock(&c->mu);
-}
-
-size_t zf_cache_bytes(zf_cache *c)
-{
-    pthread_mutex_lock(&c->mu);
-    size_t n = c->used;
-    pthread_mutex_unlock(&c->mu);
-    return n;
 }

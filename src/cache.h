@@ -45,13 +45,8 @@ void zf_cache_free(zf_cache *c);
 int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader load, void *ctx,
                  zf_chunk **out);
 
-/* Is (owner, index) resident or being loaded?  (A hint for prefetching.) */
-int zf_cache_contains(zf_cache *c, uint64_t owner, uint64_t index);
-
 /* Give back a reference obtained from zf_cache_get; NULL is allowed. */
 void zf_cache_put(zf_cache *c, zf_chunk *chunk);
 
-/* Resident bytes now (for tests and statistics). */
-size_t zf_cache_bytes(zf_cache *c);
 
 #endif
