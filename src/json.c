@@ -80,11 +80,10 @@ int zf_json_only_keys(const cJSON *config, const char *const *allowed, const cha
     return ZF_OK;
 }
 
-/* --- minimal scanner over raw JSON text, for exact top-level integers --- */
+/* --- minimal scanner over raw JSON text: member spans and exact integers --- */
 
 typedef struct scan {
     const char *p, *end;
-    int depth;
 } scan;
 
 static void skip_ws(scan *s)
@@ -96,21 +95,23 @@ static void skip_ws(scan *s)
 /* skip a string starting at '"'; returns 0 on malformed input */
 static int skip_string(scan *s)
 {
-    s->p++;
-    while (s->p < s->end) {
-        char c = *s->p++;
-        if (c == '\\') {
-            if (s->p >= s->end)
-                return 0;
-            s->p++;
-        } else if (c == '"') {
+    const char *p = s->p + 1;
+    for (;;) {
+        const char *q = memchr(p, '"', (size_t)(s->end - p));
+        if (!q)
+            return 0;
+        const char *b = q; /* the quote is escaped if an odd run of backslashes precedes it */
+        while (b > p && b[-1] == '\\')
+            b--;
+        p = q + 1;
+        if (((q - b) & 1) == 0) {
+            s->p = p;
             return 1;
         }
     }
-    return 0;
 }
 
-/* skip any value; nesting bounded to keep the stack small */
+/* skip any value (brackets are only counted, not matched by kind) */
 static int skip_value(scan *s)
 {
     skip_ws(s);
@@ -166,34 +167,93 @@ static int raw_integer(scan *s, int64_t *out)
     return ZF_OK;
 }
 
-int zf_json_raw_int64(const char *text, size_t n, const char *key, int64_t *out)
+/* unescape the JSON string literal [q, end) (quotes included) into buf */
+static int raw_key(const char *q, const char *end, char *buf, size_t cap)
 {
-    scan s = {text, text + n, 0};
-    size_t klen = strlen(key);
+    size_t len = (size_t)(end - q) - 2;
+    if (!memchr(q + 1, '\\', len)) {
+        if (len >= cap)
+            return 0;
+        memcpy(buf, q + 1, len);
+        buf[len] = '\0';
+        return 1;
+    }
+    cJSON *str = cJSON_ParseWithLength(q, (size_t)(end - q));
+    int ok = cJSON_IsString(str) && strlen(str->valuestring) < cap;
+    if (ok)
+        strcpy(buf, str->valuestring);
+    cJSON_Delete(str);
+    return ok;
+}
+
+int zf_json_raw_members(const char *text, size_t n, zf_json_member_fn fn, void *arg)
+{
+    scan s = {text, text + n};
     skip_ws(&s);
-    if (s.p >= s.end || *s.p != '{')
-        return ZF_ENOTFOUND;
-    s.p++;
+    if (s.p >= s.end || *s.p++ != '{')
+        return ZF_ECORRUPT;
+    skip_ws(&s);
+    if (s.p < s.end && *s.p == '}')
+        return ZF_OK;
     for (;;) {
         skip_ws(&s);
-        if (s.p >= s.end || *s.p != '"')
-            return ZF_ENOTFOUND;
-        const char *kstart = s.p + 1;
-        if (!skip_string(&s))
-            return ZF_ENOTFOUND;
-        int match = (size_t)(s.p - 1 - kstart) == klen && !memcmp(kstart, key, klen);
+        const char *kstart = s.p;
+        char key[ZF_JSON_KEY_MAX];
+        if (s.p >= s.end || *s.p != '"' || !skip_string(&s) || !raw_key(kstart, s.p, key, sizeof key))
+            return ZF_ECORRUPT;
         skip_ws(&s);
-        if (s.p >= s.end || *s.p != ':')
-            return ZF_ENOTFOUND;
-        s.p++;
+        if (s.p >= s.end || *s.p++ != ':')
+            return ZF_ECORRUPT;
         skip_ws(&s);
-        if (match)
-            return raw_integer(&s, out);
+        const char *val = s.p;
         if (!skip_value(&s))
-            return ZF_ENOTFOUND;
+            return ZF_ECORRUPT;
+        int rc = fn(arg, key, val, (size_t)(s.p - val));
+        if (rc)
+            return rc;
         skip_ws(&s);
-        if (s.p >= s.end || *s.p != ',')
-            return ZF_ENOTFOUND;
-        s.p++;
+        if (s.p < s.end && *s.p == '}')
+            return ZF_OK;
+        if (s.p >= s.end || *s.p++ != ',')
+            return ZF_ECORRUPT;
     }
+}
+
+typedef struct find_ctx {
+    const char *key;
+    const char *val;
+    size_t vlen;
+} find_ctx;
+
+static int find_member(void *arg, const char *key, const char *val, size_t vlen)
+{
+    find_ctx *f = arg;
+    if (strcmp(key, f->key))
+        return 0;
+    f->val = val;
+    f->vlen = vlen;
+    return 1;
+}
+
+int zf_json_raw_member(const char *text, size_t n, const char *key, const char **val, size_t *vlen)
+{
+    find_ctx f = {key, NULL, 0};
+    int rc = zf_json_raw_members(text, n, find_member, &f);
+    if (rc < 0)
+        return rc;
+    if (!f.val)
+        return ZF_ENOTFOUND;
+    *val = f.val;
+    *vlen = f.vlen;
+    return ZF_OK;
+}
+
+int zf_json_raw_int64(const char *text, size_t n, const char *key, int64_t *out)
+{
+    const char *val;
+    size_t vlen;
+    if (zf_json_raw_member(text, n, key, &val, &vlen) != ZF_OK)
+        return ZF_ENOTFOUND;
+    scan s = {val, val + vlen};
+    return raw_integer(&s, out);
 }

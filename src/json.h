@@ -35,4 +35,22 @@ int zf_json_only_keys(const cJSON *config, const char *const *allowed, const cha
  * if it is an integer out of range. */
 int zf_json_raw_int64(const char *text, size_t n, const char *key, int64_t *out);
 
+/* Longest object key (unescaped, with its NUL) the raw member reader accepts. */
+#define ZF_JSON_KEY_MAX 4096
+
+/* Called with each member of an object: the key (unescaped, NUL-terminated,
+ * valid during the call) and the value's raw text span.  Nonzero stops. */
+typedef int (*zf_json_member_fn)(void *arg, const char *key, const char *val, size_t vlen);
+
+/* Call fn for every member of the JSON object text, in order, without
+ * parsing the values (spans point into text).  Returns 0, fn's first nonzero
+ * value, or ZF_ECORRUPT if text is not an object or is cut short.  Values are
+ * only delimited, not validated: parse a span before trusting it. */
+int zf_json_raw_members(const char *text, size_t n, zf_json_member_fn fn, void *arg);
+
+/* The raw text span of top-level key's value in the JSON object text;
+ * ZF_ENOTFOUND if absent, ZF_ECORRUPT if text is not an object. */
+int zf_json_raw_member(const char *text, size_t n, const char *key, const char **val,
+                       size_t *vlen);
+
 #endif

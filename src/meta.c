@@ -68,8 +68,10 @@ static int parse_td_config(const cJSON *config, zf_meta *m, char *err, size_t er
         return rc;
     const cJSON *unit = cJSON_GetObjectItemCaseSensitive(config, "unit");
     const cJSON *scale = cJSON_GetObjectItemCaseSensitive(config, "scale_factor");
-    if (!cJSON_IsString(unit) || zf_unit_parse(unit->valuestring, &m->unit) != ZF_OK)
-        return ERR(ZF_ECORRUPT, "numpy.timedelta64: invalid unit");
+    if (!cJSON_IsString(unit))
+        return ERR(ZF_ECORRUPT, "numpy.timedelta64: \"unit\" is not a string");
+    if (zf_unit_parse(unit->valuestring, &m->unit) != ZF_OK)
+        return ERR(ZF_ECORRUPT, "numpy.timedelta64: invalid unit \"%.20s\"", unit->valuestring);
     int64_t s;
     if (!zf_json_int(scale, 1, INT32_MAX, &s))
         return ERR(ZF_ECORRUPT, "numpy.timedelta64: scale_factor must be an integer in [1, 2147483647]");

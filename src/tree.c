@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "consolidated.h"
 #include "err.h"
 #include "log.h"
 
@@ -23,6 +24,9 @@ struct zf_tree {
     const zf_store *store;
     zf_cache *cache;
     const zf_layout_opts *opts;
+    zf_cons *cons;                /* consolidated metadata, while building; NULL if none */
+    int cons_rc;                  /* why cons is NULL (ZF_ENOTFOUND: the store has none) */
+    char cons_err[256];
 };
 
 /* append a node under directory id parent (0: none); returns its id, 0 on failure */
@@ -183,13 +187,80 @@ static int walk_group(zf_tree *t, size_t parent, const char *path, const char *n
     return c.rc ? c.rc : rc == ZF_ENOMEM ? rc : ZF_OK;
 }
 
+/* log why path is left out (or why the root is unusable) */
+static void log_invalid(const zf_tree *t, const char *path, const char *err)
+{
+    if (*path)
+        zf_log("%s/%s: left out: %s", zf_store_path(t->store), path, err);
+    else
+        zf_log("%s: invalid root metadata: %s", zf_store_path(t->store), err);
+}
+
+/* is the node's own document dir/name newer than the consolidated copy? */
+static int newer_than_cons(zf_tree *t, const char *dir, const char *name)
+{
+    char key[4096];
+    join(key, sizeof key, dir, name);
+    zf_stamp st;
+    int rc = zf_store_stamp(t->store, key, &st);
+    fp_mix(t, key, &st, sizeof st);
+    return rc == ZF_OK && st.mtime > zf_cons_stamp(t->cons)->mtime;
+}
+
+/* classify the root from the copy the consolidated metadata keeps (v3) */
+static int classify_cons_root(zf_tree *t, zf_node_kind *kind, zf_meta *m)
+{
+    size_t n;
+    const char *doc = zf_cons_root(t->cons, &n);
+    if (!doc)
+        return ZF_ENOTFOUND;
+    char err[256] = "";
+    int rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
+    if (rc)
+        log_invalid(t, "", err);
+    return rc;
+}
+
+/* classify path from the consolidated metadata; ZF_ENOTFOUND (read the
+ * node's own metadata instead) if it has no valid, current entry for path */
+static int classify_cons(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m)
+{
+    if (t->cons && !*path)
+        return classify_cons_root(t, kind, m);
+    const zf_cons_node *e = t->cons ? zf_cons_find(t->cons, path) : NULL;
+    if (!e || !e->doc)
+        return ZF_ENOTFOUND;
+    int newer = e->zarr_format == 3
+                    ? newer_than_cons(t, path, "zarr.json")
+                    : newer_than_cons(t, path, e->v2_group ? ".zgroup" : ".zarray") |
+                          newer_than_cons(t, path, ".zattrs");
+    if (newer)
+        return ZF_ENOTFOUND;
+    char err[256] = "";
+    int rc = ZF_OK;
+    if (e->zarr_format == 3)
+        rc = zf_meta_parse_v3(e->doc, e->doc_len, kind, m, err, sizeof err);
+    else if (e->v2_group)
+        *kind = ZF_KIND_GROUP;
+    else
+        rc = zf_meta_parse_v2(e->doc, e->doc_len, e->attrs, e->attrs_len, kind, m, err, sizeof err);
+    if (rc && rc != ZF_ENOMEM) {
+        zf_log("%s/%s: consolidated metadata ignored for this node: %s", zf_store_path(t->store),
+               path, err);
+        return ZF_ENOTFOUND;
+    }
+    return rc;
+}
+
 /* what is at path: ZF_OK with *kind (and *m for timedelta arrays),
  * ZF_ENOTFOUND if no Zarr metadata, or an error already logged */
 static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m)
 {
     char err[256] = "";
     size_t n, an = 0;
-    int rc;
+    int rc = classify_cons(t, path, kind, m);
+    if (rc != ZF_ENOTFOUND)
+        return rc;
     char *doc = read_doc(t, path, "zarr.json", &n);
     if (doc) {
         rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
@@ -207,11 +278,17 @@ static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m
         return rc;
     }
     free(doc);
-    if (rc && *path)
-        zf_log("%s/%s: left out: %s", zf_store_path(t->store), path, err);
-    else if (rc)
-        zf_log("%s: invalid root metadata: %s", zf_store_path(t->store), err);
+    if (rc)
+        log_invalid(t, path, err);
     return rc;
+}
+
+/* log why the root group's consolidated metadata is not used, if it has some */
+static void log_cons_unused(const zf_tree *t)
+{
+    if (t->cons_rc != ZF_OK && t->cons_rc != ZF_ENOTFOUND)
+        zf_log("%s: consolidated metadata not used, every node's own metadata is read: %s",
+               zf_store_path(t->store), t->cons_err);
 }
 
 /* add the node at path (named name in directory dir) and its descendants */
@@ -225,6 +302,8 @@ static int walk(zf_tree *t, size_t dir, const char *path, const char *name, int 
         return rc;
     if (rc) /* a broken root fails the whole tree; anything deeper is left out */
         return depth == 0 ? rc : ZF_OK;
+    if (kind == ZF_KIND_GROUP && depth == 0)
+        log_cons_unused(t);
     if (kind == ZF_KIND_GROUP)
         return walk_group(t, dir, path, name, depth);
     if (kind != ZF_KIND_TIMEDELTA)
@@ -339,7 +418,14 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
     t->opts = opts;
     char name[256];
     root_array_name(store, name, sizeof name);
-    int rc = add_node(t, 0, "", 1) ? walk(t, 1, "", name, 0) : ZF_ENOMEM;
+    t->cons_rc = zf_cons_load(store, ZF_MAX_META, &t->cons, t->cons_err, sizeof t->cons_err);
+    int rc = t->cons_rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_OK;
+    if (t->cons) /* the document all nodes' metadata comes from */
+        fp_mix(t, zf_cons_key(t->cons), zf_cons_stamp(t->cons), sizeof(zf_stamp));
+    if (rc == ZF_OK)
+        rc = add_node(t, 0, "", 1) ? walk(t, 1, "", name, 0) : ZF_ENOMEM;
+    zf_cons_free(t->cons);
+    t->cons = NULL;
     if (rc == ZF_OK) {
         sort_children(t);
         rc = index_nodes(t);

@@ -6,7 +6,9 @@
  * Whenever a parse reports a timedelta array, the parsed zf_meta is checked
  * for internal consistency, chunk keys are built for a few grid coordinates
  * into buffers of several capacities (exact-size heap buffers, so an
- * overflow is caught by ASan), and the pipeline is described.
+ * overflow is caught by ASan), and the pipeline is described.  The raw member
+ * reader (consolidated metadata) walks the first document, nested objects
+ * included, and every span it reports must lie inside its parent.
  *
  * Build: scripts/fuzz (or CMake with -DZF_FUZZ=ON, clang). */
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "json.h"
 #include "meta.h"
 #include "pipeline.h"
 
@@ -109,6 +112,25 @@ static void check_meta(const zf_meta *m, int v2)
     check_keys(m);
 }
 
+typedef struct span_ctx {
+    const char *base;
+    size_t n;
+    int depth;
+} span_ctx;
+
+static int check_member(void *arg, const char *key, const char *val, size_t vlen)
+{
+    span_ctx *c = arg;
+    CHECK(val >= c->base && vlen <= c->n && (size_t)(val - c->base) <= c->n - vlen);
+    CHECK(strlen(key) < ZF_JSON_KEY_MAX);
+    if (c->depth < 8 && vlen && *val == '{') {
+        span_ctx sub = {val, vlen, c->depth + 1};
+        int rc = zf_json_raw_members(val, vlen, check_member, &sub);
+        CHECK(rc == ZF_OK || rc == ZF_ECORRUPT);
+    }
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *nul = memchr(data, '\0', size);
@@ -124,6 +146,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[128];
     zf_node_kind kind;
     zf_meta m;
+
+    span_ctx top = {doc, n1, 0};
+    int raw = zf_json_raw_members(doc, n1, check_member, &top);
+    CHECK(raw == ZF_OK || raw == ZF_ECORRUPT);
 
     /* v3 */
     err[0] = '\0';
