@@ -194,28 +194,35 @@ static void measure_constant(zf_layout *l, int64_t v, uint64_t g, uint64_t n, ui
     }
 }
 
-/* block sums of one run of consecutive elements along the last axis */
+static uint64_t count_nat(const int64_t *vals, uint64_t n)
+{
+    uint64_t k = 0;
+    for (uint64_t j = 0; j < n; j++)
+        k += vals[j] == ZF_NAT;
+    return k;
+}
+
+/* block sums of one run of consecutive elements along the last axis: the
+ * text lengths of each block's part at once; a .csv line adds its index
+ * columns, and the quotes of a NaT text that needs them */
 static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t n,
                         uint64_t fixed, uint64_t last)
 {
-    uint64_t b = g / l->block, bend = (b + 1) * l->block, tsum = 0, csum = 0;
-    uint64_t commas = l->ndim;
-    for (uint64_t j = 0; j < n; j++, g++) {
-        if (g == bend) {
-            add_block(l, b, tsum, csum);
-            tsum = csum = 0;
-            b++;
-            bend += l->block;
-        }
-        int64_t v = vals[j];
-        uint64_t t = zf_fmt_len(&l->fmt, v);
-        uint64_t c = t;
-        if (v == ZF_NAT && l->csv_nat_differs)
-            c = l->csvfmt.nat_len;
-        tsum += t + 1;
-        csum += c + 1 + commas + fixed + (l->ndim ? zf_u64_digits(last + j) : 0);
+    uint64_t nat_extra = (uint64_t)l->csvfmt.nat_len - l->fmt.nat_len;
+    while (n) {
+        uint64_t b = g / l->block, k = (b + 1) * l->block - g;
+        if (k > n)
+            k = n;
+        uint64_t t = zf_fmt_len_sum(&l->fmt, vals, (size_t)k) + k;
+        uint64_t c = t + k * (l->ndim + fixed) + (l->ndim ? zf_digit_sum(last, last + k) : 0);
+        if (l->csv_nat_differs)
+            c += count_nat(vals, k) * nat_extra;
+        add_block(l, b, t, c);
+        vals += k;
+        g += k;
+        last += k;
+        n -= k;
     }
-    add_block(l, b, tsum, csum);
 }
 
 /* measure every run of chunk ci: its values, or (vals NULL) v everywhere */
@@ -473,6 +480,20 @@ static void emit_line(reader *r, int64_t v, uint64_t last)
     r->pos += len;
 }
 
+/* lines of a run of values (no index columns) formatted straight into the
+ * request while they surely fit; returns how many */
+static uint64_t emit_lines(reader *r, const int64_t *vals, uint64_t n)
+{
+    zf_lines w = zf_fmt_lines(r->fmt, vals, (size_t)n, r->out + r->outn,
+                              (size_t)(r->end - r->pos));
+    if (w.count) {
+        r->last.pos = r->pos + w.last;
+        r->outn += w.bytes;
+        r->pos += w.bytes;
+    }
+    return w.count;
+}
+
 /* set the csv prefix for fixed coordinates c[0..ndim-2] */
 static void set_prefix(reader *r, const uint64_t *c)
 {
@@ -531,10 +552,17 @@ static int emit_from(reader *r, uint64_t g)
         if (rc)
             return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
         const int64_t *vals = ch->values ? ch->values + lo : NULL;
+        int batch = vals && (r->view == ZF_VIEW_TXT || !n);
         uint64_t j = 0;
-        for (; j < run && r->pos < r->end; j++) {
+        while (j < run && r->pos < r->end) {
+            uint64_t k = batch && r->pos >= r->want ? emit_lines(r, vals + j, run - j) : 0;
+            if (k) {
+                j += k;
+                continue;
+            }
             r->last.pos = r->pos;
             emit_line(r, vals ? vals[j] : ch->constant, n ? c[last] + j : 0);
+            j++;
         }
         r->last.elem = g + j - 1;
         zf_array_put_chunk(l->a, ch);
