@@ -49,6 +49,7 @@ void zf_array_free(zf_array *a)
 {
     if (!a)
         return;
+    zf_cache_cancel(a->cache, a->id); /* no background load may still use a */
     zf_meta_clear(&a->meta);
     free(a->stamps);
     free(a->path);
@@ -299,6 +300,15 @@ int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)
 {
     zf_cache_put(a->cache, chunk);
+}
+
+void zf_array_prefetch(zf_array *a, uint64_t index)
+{
+    uint64_t n = 1;
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        n *= a->meta.read_chunks[d];
+    if (index < a->nchunks)
+        zf_cache_prefetch(a->cache, a->id, index, (size_t)n * sizeof(int64_t), load_chunk, a);
 }
 
 /* call fn for the store key of every stored chunk (or shard) of the grid */

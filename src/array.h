@@ -40,6 +40,10 @@ int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);
 /* Give back a chunk reference; NULL is allowed. */
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
 
+/* Have chunk `index` loaded into the cache in the background if the cache
+ * prefetches (cache.h); no effect otherwise or past the last chunk. */
+void zf_array_prefetch(zf_array *a, uint64_t index);
+
 /* Record the stamp (size, mtime) of every stored chunk, and mix into fp
  * everything the array's values depend on: store and array path, metadata and
  * those stamps.  From then on a chunk whose stamp differs when it is loaded
