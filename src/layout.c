@@ -438,6 +438,7 @@ typedef struct reader {
     char prefix[ZF_MAX_DIMS * 21]; /* csv index text of the fixed coordinates */
     size_t prefix_len;
     zf_cursor last;      /* the last line started */
+    int sequential;      /* continues the reader's previous read */
 } reader;
 
 /* format one whole line at p; returns its length */
@@ -520,6 +521,15 @@ static int skip_bad_run(reader *r, uint64_t run, uint64_t last)
     return ZF_OK;
 }
 
+/* a sequential reader is in chunk ci: have the next chunks (C order of the
+ * chunk grid) decoded in the background, except those known to be damaged */
+static void prefetch_ahead(zf_layout *l, uint64_t ci)
+{
+    for (uint64_t k = ci + 1; k <= ci + ZF_LAYOUT_AHEAD && k < l->nchunks; k++)
+        if (!is_bad(l, k))
+            zf_array_prefetch(l->a, k);
+}
+
 /* emit lines from element g until the request is filled or the array ends */
 static int emit_from(reader *r, uint64_t g)
 {
@@ -551,6 +561,8 @@ static int emit_from(reader *r, uint64_t g)
         int rc = zf_array_get_chunk(l->a, ci, &ch);
         if (rc)
             return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+        if (r->sequential)
+            prefetch_ahead(l, ci);
         const int64_t *vals = ch->values ? ch->values + lo : NULL;
         int batch = vals && (r->view == ZF_VIEW_TXT || !n);
         uint64_t j = 0;
@@ -624,6 +636,7 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
             cursor->elem >= g) { /* continue where the last read of this reader ended */
             r.pos = cursor->pos;
             g = cursor->elem;
+            r.sequential = 1;
         }
         r.last = (zf_cursor){r.pos, g};
         rc = emit_from(&r, g);
