@@ -254,6 +254,14 @@ void zf_cache_put(zf_cache *c, zf_chunk *chunk)
     pthread_mutex_unlock(&c->mu);
 }
 
+int zf_cache_room(zf_cache *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    int ok = c->used <= c->capacity && bytes + sizeof(entry) <= c->capacity - c->used;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
 /* ---------------------------------------------------------------- prefetch */
 
 /* run queued jobs until the cache stops; a job whose chunk is already in the

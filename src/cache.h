@@ -52,6 +52,9 @@ int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader lo
 /* Give back a reference obtained from zf_cache_get; NULL is allowed. */
 void zf_cache_put(zf_cache *c, zf_chunk *chunk);
 
+/* Would an entry of `bytes` bytes fit now without evicting another? */
+int zf_cache_room(zf_cache *c, size_t bytes);
+
 #define ZF_PREFETCH_QUEUE 8
 
 /* Start `threads` prefetch threads (stopped and joined by zf_cache_free).

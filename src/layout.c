@@ -265,10 +265,21 @@ static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals,
     }
 }
 
-static int measure_chunk(zf_layout *l, uint64_t ci)
+/* measure chunk ci: through the cache while it has room (later reads find
+ * the chunk there), else decoded into the worker's scratch (no eviction,
+ * no fresh memory per chunk) */
+static int measure_chunk(zf_layout *l, uint64_t ci, int64_t **scratch)
 {
-    zf_chunk *ch = NULL;
-    int rc = zf_array_get_chunk(l->a, ci, &ch);
+    zf_chunk *ch = NULL, own;
+    int rc;
+    if (zf_array_cache_room(l->a)) {
+        rc = zf_array_get_chunk(l->a, ci, &ch);
+    } else if (!*scratch &&
+               !(*scratch = malloc((size_t)zf_array_chunk_elems(l->a) * sizeof **scratch))) {
+        rc = ZF_ENOMEM;
+    } else {
+        rc = zf_array_decode(l->a, ci, *scratch, &own);
+    }
     if (rc == ZF_ENOMEM)
         return rc;
     if (rc != ZF_OK) {
@@ -277,7 +288,8 @@ static int measure_chunk(zf_layout *l, uint64_t ci)
         measure_chunk_values(l, ci, NULL, ZF_NAT); /* as layout.h promises */
         return ZF_OK;
     }
-    measure_chunk_values(l, ci, ch->values, ch->constant);
+    const zf_chunk *c = ch ? ch : &own;
+    measure_chunk_values(l, ci, c->values, c->constant);
     zf_array_put_chunk(l->a, ch);
     return ZF_OK;
 }
@@ -285,14 +297,17 @@ static int measure_chunk(zf_layout *l, uint64_t ci)
 static void *pass_worker(void *arg)
 {
     pass *p = arg;
+    int64_t *scratch = NULL;
     for (;;) {
         uint64_t ci = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
         if (ci >= p->l->nchunks || __atomic_load_n(&p->rc, __ATOMIC_RELAXED))
-            return NULL;
-        int rc = measure_chunk(p->l, ci);
+            break;
+        int rc = measure_chunk(p->l, ci, &scratch);
         if (rc)
             __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
     }
+    free(scratch);
+    return NULL;
 }
 
 static int run_pass(zf_layout *l)
