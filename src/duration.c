@@ -8,6 +8,7 @@
  * snprintf, no allocation. */
 #include "duration.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "duration_impl.h"
@@ -87,6 +88,24 @@ int zf_format_parse(const char *s, zf_format *out)
     return ZF_EINVAL;
 }
 
+/* Digit tables of the pandas fast path, built once by zf_fmt_init: "mm:ss"
+ * for each second of an hour, "ddd" for 0..999 (little-endian words). */
+static uint64_t mmss_text[3600];
+static uint32_t dig3_text[1000];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void build_tables(void)
+{
+    for (uint32_t i = 0; i < 3600; i++) {
+        uint32_t m = i / 60, s = i % 60;
+        mmss_text[i] = (uint64_t)('0' + m / 10) | (uint64_t)('0' + m % 10) << 8 |
+                       (uint64_t)':' << 16 | (uint64_t)('0' + s / 10) << 24 |
+                       (uint64_t)('0' + s % 10) << 32;
+    }
+    for (uint32_t i = 0; i < 1000; i++)
+        dig3_text[i] = ('0' + i / 100) | ('0' + i / 10 % 10) << 8 | ('0' + i % 10) << 16;
+}
+
 /* Set up a formatter for one data type; nat is the verbatim NaT text. */
 int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const char *nat)
 {
@@ -98,6 +117,7 @@ int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const
         n++;
     if (n > ZF_NAT_MAX)
         return ZF_EINVAL;
+    pthread_once(&tables_once, build_tables);
     memset(f, 0, sizeof *f);
     f->format = format;
     f->unit = unit;
@@ -144,15 +164,14 @@ static size_t int_len(int64_t v, uint32_t scale, const zf_unit_info *word)
 /* Write "hh:mm:ss" for a second of the day; returns the end. */
 static inline char *put_hms(char *p, uint32_t sod)
 {
-    uint32_t h = sod / 3600u, r = sod - h * 3600u, mi = r / 60u, s = r - mi * 60u;
+    uint32_t h = sod / 3600u, r = sod - h * 3600u;
 #if ZF_LITTLE_ENDIAN
-    /* SWAR: h, mi, s in the 24-bit lanes at bytes 0, 3, 6; split each into
-     * tens (x * 103 >> 10 is x / 10 below 180) and ones, then add ASCII. */
-    uint64_t x = h | (uint64_t)mi << 24 | (uint64_t)s << 48;
-    uint64_t tens = ((x * 103u) >> 10) & (0xFull | 0xFull << 24 | 0xFull << 48);
-    uint64_t w = (tens | (x - 10u * tens) << 8) + 0x30303A30303A3030ull; /* "00:00:00" */
+    uint16_t hh; /* "hh", ':', then "mm:ss" from the table */
+    memcpy(&hh, zf_dig2 + 2 * h, 2);
+    uint64_t w = hh | (uint64_t)':' << 16 | mmss_text[r] << 24;
     memcpy(p, &w, 8);
 #else
+    uint32_t mi = r / 60u, s = r - mi * 60u;
     zf_put2(p, h);
     p[2] = ':';
     zf_put2(p + 3, mi);
@@ -290,7 +309,14 @@ static inline size_t pd64_text_scratch(pd64 q, char *out)
     out[0] = '-';
     char *p = put_day_tail(put_days(out + q.neg, q.days), q.neg, q.sod);
     *p = '.';
+#if ZF_LITTLE_ENDIAN
+    uint32_t a = q.ns / 1000000u, b = q.ns - a * 1000000u, c = b / 1000u, d = b - c * 1000u;
+    uint64_t w = dig3_text[a] | (uint64_t)dig3_text[c] << 24 | (uint64_t)dig3_text[d] << 48;
+    memcpy(p + 1, &w, 8);
+    p[9] = (char)(dig3_text[d] >> 16);
+#else
     zf_put9(p + 1, q.ns);
+#endif
     return (size_t)(p - out) + pd_frac_len(q.ns);
 }
 
