@@ -11,6 +11,9 @@
  *   pass/N      the size pass with one thread per CPU (what a mount does)
  *   read/cold   zf_layout_read of the whole .txt in 1 MiB requests, chunks
  *               not cached (what a cold `cat` asks of the core), 1 thread
+ *   read/pf     read/cold as a sequential reader (a cursor, as fs/ops.c
+ *               keeps) over a cache with one prefetch thread: decoding
+ *               ahead overlaps formatting
  *   read/warm   the same with every chunk already decoded in the cache
  *               (formatting + emission alone)
  *
@@ -152,7 +155,8 @@ int main(int argc, char **argv)
     if (reps < 1 || reps > 99)
         reps = 3;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    double t_dec[99], t_pass1[99], t_passn[99], t_cold[99], t_warm[99], t_len[99], t_val[99];
+    double t_dec[99], t_pass1[99], t_passn[99], t_cold[99], t_pf[99], t_warm[99], t_len[99],
+        t_val[99];
     uint64_t size = 0, nvals = 0;
     char *buf = malloc(REQ);
     if (!buf)
@@ -187,6 +191,18 @@ int main(int argc, char **argv)
             off += got;
         }
         t_cold[r] = now() - t0;
+        close_env(&e);
+        /* read as a sequential reader, with a prefetch thread */
+        if (open_env(&e, store, path, (size_t)64 << 20, 0) || zf_cache_start_prefetch(e.cache, 1))
+            return 1;
+        zf_layout_size(e.node->layout, ZF_VIEW_TXT, &size);
+        zf_cursor cur = {0, UINT64_MAX};
+        t0 = now();
+        off = 0;
+        for (size_t got = 1; got; off += got)
+            if (zf_layout_read_from(e.node->layout, ZF_VIEW_TXT, off, buf, REQ, &got, &cur))
+                return fprintf(stderr, "corebench: read failed\n"), 1;
+        t_pf[r] = now() - t0;
         close_env(&e);
         /* read, every chunk cached */
         if (open_env(&e, store, path, (size_t)64 << 30, 0))
@@ -242,6 +258,9 @@ int main(int argc, char **argv)
     printf("pass/%-2ld  %9.1f ms   (speed-up %.2f x)\n", ncpu, pn * 1e3, p1 / pn);
     printf("read/cold %8.1f ms   %7.0f MiB/s (decode + format, 1 thread; %.1f ns/value)\n",
            tc * 1e3, mb / tc, tc / (double)nvals * 1e9);
+    double tp = median(t_pf, reps);
+    printf("read/pf   %8.1f ms   %7.0f MiB/s (sequential, 1 prefetch thread; %.1f ns/value)\n",
+           tp * 1e3, mb / tp, tp / (double)nvals * 1e9);
     printf("read/warm %8.1f ms   %7.0f MiB/s (format + emit only, 1 thread; %.1f ns/value)\n",
            tw * 1e3, mb / tw, tw / (double)nvals * 1e9);
     printf("fmt_len   %8.2f ns/value\n", median(t_len, reps) * 1e9);

@@ -92,6 +92,13 @@ static int fail(const char *msg, const char *arg)
     return 1;
 }
 
+/* background decoders for sequential readers: one per CPU, at most 4 */
+static unsigned prefetch_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 4 ? 4 : (unsigned)n;
+}
+
 /* run the session until unmounted or signalled */
 static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
 {
@@ -105,6 +112,8 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
             fuse_daemonize(o->foreground);
             if (zf_gen_start_notifier(fs) != 0)
                 fprintf(stderr, "zarrfs: cannot start a thread; changes to the store will not be seen\n");
+            if (zf_cache_start_prefetch(fs->cache, prefetch_threads()) != 0) /* after the fork */
+                fprintf(stderr, "zarrfs: cannot start a thread; sequential reads will not prefetch\n");
             if (o->singlethread) {
                 rc = fuse_session_loop(se);
             } else {

@@ -49,6 +49,7 @@ void zf_array_free(zf_array *a)
 {
     if (!a)
         return;
+    zf_cache_cancel(a->cache, a->id); /* no background load may still use a */
     zf_meta_clear(&a->meta);
     free(a->stamps);
     free(a->path);
@@ -99,17 +100,19 @@ static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t 
     return zf_meta_chunk_key(&a->meta, coords, buf + len, cap - len);
 }
 
-/* decode `raw` with pipeline p into a new array of its chunk elements */
-static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, zf_chunk *out,
-                        char *err, size_t errcap)
+/* decode `raw` with pipeline p into buf (room for its chunk elements), or a
+ * new array of them when buf is NULL */
+static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, int64_t *buf,
+                        zf_chunk *out, char *err, size_t errcap)
 {
     uint64_t elems = zf_pipeline_chunk_elems(p);
-    int64_t *v = malloc(elems * sizeof *v);
+    int64_t *v = buf ? buf : malloc(elems * sizeof *v);
     if (!v)
         return ZF_ENOMEM;
     int rc = zf_pipeline_decode(p, raw, rawn, v, err, errcap);
     if (rc) {
-        free(v);
+        if (v != buf)
+            free(v);
         return rc;
     }
     out->values = v;
@@ -202,8 +205,8 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
 }
 
 /* read (part of) the stored value at key and decode it */
-static int load_stored(zf_array *a, uint64_t index, const char *key, zf_chunk *out,
-                       char *err, size_t errcap)
+static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *buf,
+                       zf_chunk *out, char *err, size_t errcap)
 {
     const zf_pipeline *p = a->meta.pipeline;
     uint8_t *raw = NULL;
@@ -233,7 +236,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, zf_chunk *o
             rc = zf_store_read_range(a->store, key, r.off, rawn, raw);
     }
     if (rc == ZF_OK)
-        rc = decode_chunk(p, raw, rawn, out, err, errcap);
+        rc = decode_chunk(p, raw, rawn, buf, out, err, errcap);
     free(raw);
     return rc;
 }
@@ -265,16 +268,15 @@ static int check_stamp(const zf_array *a, uint64_t index, const char *key, char 
     return ZF_ESTALE;
 }
 
-/* cache loader: read, decode, or fill */
-static int load_chunk(void *ctx, uint64_t index, zf_chunk *out)
+/* read, decode (into buf, or new memory if NULL), or fill */
+static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_chunk *out)
 {
-    zf_array *a = ctx;
     char key[4096], err[256] = "";
     int rc = chunk_store_key(a, index, key, sizeof key);
     if (rc == ZF_OK)
         rc = check_stamp(a, index, key, err, sizeof err);
     if (rc == ZF_OK)
-        rc = load_stored(a, index, key, out, err, sizeof err);
+        rc = load_stored(a, index, key, buf, out, err, sizeof err);
     if (rc == ZF_ENOTFOUND) { /* a missing chunk (or empty inner chunk): the fill value */
         out->n = 1;
         for (unsigned d = 0; d < a->meta.ndim; d++)
@@ -291,6 +293,30 @@ static int load_chunk(void *ctx, uint64_t index, zf_chunk *out)
     return ZF_OK;
 }
 
+/* cache loader */
+static int load_chunk(void *ctx, uint64_t index, zf_chunk *out)
+{
+    return load_into(ctx, index, NULL, out);
+}
+
+uint64_t zf_array_chunk_elems(const zf_array *a)
+{
+    uint64_t n = 1;
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        n *= a->meta.read_chunks[d];
+    return n;
+}
+
+int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_chunk *out)
+{
+    return load_into(a, index, buf, out);
+}
+
+int zf_array_cache_room(const zf_array *a)
+{
+    return zf_cache_room(a->cache, (size_t)zf_array_chunk_elems(a) * sizeof(int64_t));
+}
+
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)
 {
     return zf_cache_get(a->cache, a->id, index, load_chunk, a, out);
@@ -299,6 +325,13 @@ int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)
 {
     zf_cache_put(a->cache, chunk);
+}
+
+void zf_array_prefetch(zf_array *a, uint64_t index)
+{
+    size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
+    if (index < a->nchunks)
+        zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
 }
 
 /* call fn for the store key of every stored chunk (or shard) of the grid */

@@ -34,11 +34,26 @@ const char *zf_array_path(const zf_array *a);
 uint64_t zf_array_grid(const zf_array *a, unsigned d);
 uint64_t zf_array_nchunks(const zf_array *a);
 
+/* Number of values in one (read-grid) chunk. */
+uint64_t zf_array_chunk_elems(const zf_array *a);
+
+/* Read and decode chunk `index` without the cache into buf (room for
+ * zf_array_chunk_elems values): out->values is buf, or NULL for a missing
+ * chunk (every value out->constant).  Errors as zf_array_get_chunk. */
+int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_chunk *out);
+
+/* Would the cache keep one more chunk of this array without evicting? */
+int zf_array_cache_room(const zf_array *a);
+
 /* Get decoded chunk `index` with one cache reference (zf_array_put_chunk). */
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);
 
 /* Give back a chunk reference; NULL is allowed. */
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
+
+/* Have chunk `index` loaded into the cache in the background if the cache
+ * prefetches (cache.h); no effect otherwise or past the last chunk. */
+void zf_array_prefetch(zf_array *a, uint64_t index);
 
 /* Record the stamp (size, mtime) of every stored chunk, and mix into fp
  * everything the array's values depend on: store and array path, metadata and

@@ -2,7 +2,9 @@
 #include "cache.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "err.h"
 
@@ -19,6 +21,20 @@ typedef struct entry {
     struct entry *prev, *next; /* LRU list, most recent at head */
 } entry;
 
+/* a background load waiting for a prefetch thread */
+typedef struct job {
+    uint64_t owner, index;
+    zf_chunk_loader load;
+    void *ctx;
+} job;
+
+typedef struct worker {
+    struct zf_cache *c;
+    pthread_t tid;
+    int active;     /* loading a chunk of owner */
+    uint64_t owner;
+} worker;
+
 struct zf_cache {
     pthread_mutex_t mu;
     pthread_cond_t loaded;
@@ -26,6 +42,11 @@ struct zf_cache {
     size_t nbuckets, count;
     entry **buckets;
     entry *head, *tail;
+    pthread_cond_t work, idle;  /* prefetch: a job was queued; a worker finished one */
+    job queue[ZF_PREFETCH_QUEUE];
+    unsigned nqueued, nworkers;
+    worker *workers;
+    int stop;
 };
 
 static size_t hash(uint64_t owner, uint64_t index)
@@ -48,6 +69,8 @@ zf_cache *zf_cache_new(size_t capacity)
     c->capacity = capacity;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->loaded, NULL);
+    pthread_cond_init(&c->work, NULL);
+    pthread_cond_init(&c->idle, NULL);
     return c;
 }
 
@@ -57,10 +80,22 @@ static void entry_free(entry *e)
     free(e);
 }
 
+static void stop_workers(zf_cache *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->stop = 1;
+    pthread_cond_broadcast(&c->work);
+    pthread_mutex_unlock(&c->mu);
+    for (unsigned i = 0; i < c->nworkers; i++)
+        pthread_join(c->workers[i].tid, NULL);
+    free(c->workers);
+}
+
 void zf_cache_free(zf_cache *c)
 {
     if (!c)
         return;
+    stop_workers(c);
     for (entry *e = c->head, *n; e; e = n) {
         n = e->next;
         entry_free(e);
@@ -68,6 +103,8 @@ void zf_cache_free(zf_cache *c)
     free(c->buckets);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->loaded);
+    pthread_cond_destroy(&c->work);
+    pthread_cond_destroy(&c->idle);
     free(c);
 }
 
@@ -168,10 +205,8 @@ static int load_new(zf_cache *c, entry *e, zf_chunk_loader load, void *ctx, zf_c
     } else {
         e->state = FAILED;
         e->err = rc;
-        unlink_entry(c, e); /* drops the table's reference; ours remains */
-        e->refs--;
-        if (e->refs == 0)
-            entry_free(e);
+        e->refs--;          /* ours; the table's still holds e */
+        unlink_entry(c, e); /* drops the table's: frees e unless a waiter holds it */
     }
     pthread_cond_broadcast(&c->loaded);
     return rc;
@@ -216,5 +251,104 @@ void zf_cache_put(zf_cache *c, zf_chunk *chunk)
         entry_free(e);
     else if (e->linked)
         evict(c);
+    pthread_mutex_unlock(&c->mu);
+}
+
+int zf_cache_room(zf_cache *c, size_t bytes)
+{
+    pthread_mutex_lock(&c->mu);
+    int ok = c->used <= c->capacity && bytes + sizeof(entry) <= c->capacity - c->used;
+    pthread_mutex_unlock(&c->mu);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- prefetch */
+
+/* run queued jobs until the cache stops; a job whose chunk is already in the
+ * table (loaded or loading) is skipped */
+static void *prefetch_worker(void *arg)
+{
+    worker *w = arg;
+    zf_cache *c = w->c;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!c->stop && !c->nqueued)
+            pthread_cond_wait(&c->work, &c->mu);
+        if (c->stop)
+            break;
+        job j = c->queue[0];
+        memmove(c->queue, c->queue + 1, --c->nqueued * sizeof *c->queue);
+        if (*slot(c, j.owner, j.index))
+            continue;
+        w->active = 1;
+        w->owner = j.owner;
+        pthread_mutex_unlock(&c->mu);
+        zf_chunk *ch;
+        if (zf_cache_get(c, j.owner, j.index, j.load, j.ctx, &ch) == ZF_OK)
+            zf_cache_put(c, ch);
+        pthread_mutex_lock(&c->mu);
+        w->active = 0;
+        pthread_cond_broadcast(&c->idle);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+int zf_cache_start_prefetch(zf_cache *c, unsigned threads)
+{
+    if (c->workers || !threads || !(c->workers = calloc(threads, sizeof *c->workers)))
+        return ZF_ENOMEM;
+    sigset_t all, old; /* signals are for the threads that serve requests */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (unsigned i = 0; i < threads; i++) {
+        worker *w = &c->workers[c->nworkers];
+        w->c = c;
+        if (pthread_create(&w->tid, NULL, prefetch_worker, w) == 0)
+            c->nworkers++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return c->nworkers ? ZF_OK : ZF_ENOMEM;
+}
+
+static int queued(const zf_cache *c, uint64_t owner, uint64_t index)
+{
+    for (unsigned i = 0; i < c->nqueued; i++)
+        if (c->queue[i].owner == owner && c->queue[i].index == index)
+            return 1;
+    return 0;
+}
+
+void zf_cache_prefetch(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes,
+                       zf_chunk_loader load, void *ctx)
+{
+    pthread_mutex_lock(&c->mu);
+    /* the chunk must fit four times over: the reader's, those ahead, slack */
+    if (c->nworkers && !c->stop && bytes <= c->capacity / 4 && c->nqueued < ZF_PREFETCH_QUEUE &&
+        !*slot(c, owner, index) && !queued(c, owner, index)) {
+        c->queue[c->nqueued++] = (job){owner, index, load, ctx};
+        pthread_cond_signal(&c->work);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int busy_with(const zf_cache *c, uint64_t owner)
+{
+    for (unsigned i = 0; i < c->nworkers; i++)
+        if (c->workers[i].active && c->workers[i].owner == owner)
+            return 1;
+    return 0;
+}
+
+void zf_cache_cancel(zf_cache *c, uint64_t owner)
+{
+    pthread_mutex_lock(&c->mu);
+    unsigned k = 0;
+    for (unsigned i = 0; i < c->nqueued; i++)
+        if (c->queue[i].owner != owner)
+            c->queue[k++] = c->queue[i];
+    c->nqueued = k;
+    while (busy_with(c, owner))
+        pthread_cond_wait(&c->idle, &c->mu);
     pthread_mutex_unlock(&c->mu);
 }

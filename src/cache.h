@@ -13,6 +13,10 @@
  *    under the capacity by evicting least recently used entries that no caller
  *    holds.  Entries still held may push the total over capacity until they are
  *    put; memory is therefore bounded by capacity + the chunks in use.
+ *  - Prefetch (optional): background threads load chunks a reader will want
+ *    next into the cache, taking no reference; a reader asking for a chunk
+ *    being prefetched waits for that load (single flight) instead of loading
+ *    it again.  At most ZF_PREFETCH_QUEUE requests wait; more are dropped.
  *  - All functions are thread-safe. */
 #ifndef ZF_CACHE_H
 #define ZF_CACHE_H
@@ -47,6 +51,25 @@ int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader lo
 
 /* Give back a reference obtained from zf_cache_get; NULL is allowed. */
 void zf_cache_put(zf_cache *c, zf_chunk *chunk);
+
+/* Would an entry of `bytes` bytes fit now without evicting another? */
+int zf_cache_room(zf_cache *c, size_t bytes);
+
+#define ZF_PREFETCH_QUEUE 8
+
+/* Start `threads` prefetch threads (stopped and joined by zf_cache_free).
+ * Returns 0, or ZF_ENOMEM if none could be started. */
+int zf_cache_start_prefetch(zf_cache *c, unsigned threads);
+
+/* Ask for (owner, index) to be loaded in the background unless it is already
+ * there, queued, or the cache is too small to keep it (bytes: its expected
+ * decoded size).  No effect without prefetch threads.  ctx must stay valid
+ * until the load ran or zf_cache_cancel(owner) returned. */
+void zf_cache_prefetch(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes,
+                       zf_chunk_loader load, void *ctx);
+
+/* Drop the queued prefetches of owner and wait for those running. */
+void zf_cache_cancel(zf_cache *c, uint64_t owner);
 
 
 #endif

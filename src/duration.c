@@ -8,6 +8,7 @@
  * snprintf, no allocation. */
 #include "duration.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "duration_impl.h"
@@ -87,6 +88,24 @@ int zf_format_parse(const char *s, zf_format *out)
     return ZF_EINVAL;
 }
 
+/* Digit tables of the pandas fast path, built once by zf_fmt_init: "mm:ss"
+ * for each second of an hour, "ddd" for 0..999 (little-endian words). */
+static uint64_t mmss_text[3600];
+static uint32_t dig3_text[1000];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void build_tables(void)
+{
+    for (uint32_t i = 0; i < 3600; i++) {
+        uint32_t m = i / 60, s = i % 60;
+        mmss_text[i] = (uint64_t)('0' + m / 10) | (uint64_t)('0' + m % 10) << 8 |
+                       (uint64_t)':' << 16 | (uint64_t)('0' + s / 10) << 24 |
+                       (uint64_t)('0' + s % 10) << 32;
+    }
+    for (uint32_t i = 0; i < 1000; i++)
+        dig3_text[i] = ('0' + i / 100) | ('0' + i / 10 % 10) << 8 | ('0' + i % 10) << 16;
+}
+
 /* Set up a formatter for one data type; nat is the verbatim NaT text. */
 int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const char *nat)
 {
@@ -98,6 +117,7 @@ int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const
         n++;
     if (n > ZF_NAT_MAX)
         return ZF_EINVAL;
+    pthread_once(&tables_once, build_tables);
     memset(f, 0, sizeof *f);
     f->format = format;
     f->unit = unit;
@@ -144,15 +164,14 @@ static size_t int_len(int64_t v, uint32_t scale, const zf_unit_info *word)
 /* Write "hh:mm:ss" for a second of the day; returns the end. */
 static inline char *put_hms(char *p, uint32_t sod)
 {
-    uint32_t h = sod / 3600u, r = sod - h * 3600u, mi = r / 60u, s = r - mi * 60u;
+    uint32_t h = sod / 3600u, r = sod - h * 3600u;
 #if ZF_LITTLE_ENDIAN
-    /* SWAR: h, mi, s in the 24-bit lanes at bytes 0, 3, 6; split each into
-     * tens (x * 103 >> 10 is x / 10 below 180) and ones, then add ASCII. */
-    uint64_t x = h | (uint64_t)mi << 24 | (uint64_t)s << 48;
-    uint64_t tens = ((x * 103u) >> 10) & (0xFull | 0xFull << 24 | 0xFull << 48);
-    uint64_t w = (tens | (x - 10u * tens) << 8) + 0x30303A30303A3030ull; /* "00:00:00" */
+    uint16_t hh; /* "hh", ':', then "mm:ss" from the table */
+    memcpy(&hh, zf_dig2 + 2 * h, 2);
+    uint64_t w = hh | (uint64_t)':' << 16 | mmss_text[r] << 24;
     memcpy(p, &w, 8);
 #else
+    uint32_t mi = r / 60u, s = r - mi * 60u;
     zf_put2(p, h);
     p[2] = ':';
     zf_put2(p + 3, mi);
@@ -163,11 +182,20 @@ static inline char *put_hms(char *p, uint32_t sod)
 }
 
 /* Days without leading zeros at p; returns the end.  Below 10^8 this is
- * branch-free: eight digits shifted past their leading zeros, stored as one
- * word (bytes beyond the end are overwritten by the caller's " days"). */
+ * branch-free but for the size class: two or eight digits shifted past their
+ * leading zeros, stored as one word (bytes beyond the end are overwritten by
+ * the caller's " days"). */
 static inline char *put_days(char *p, uint64_t days)
 {
 #if ZF_LITTLE_ENDIAN
+    if (days < 100u) { /* the common case: two digits, the first dropped below 10 */
+        uint16_t w;
+        unsigned lz = days < 10u;
+        memcpy(&w, zf_dig2 + 2 * days, 2);
+        w = (uint16_t)(w >> (8 * lz));
+        memcpy(p, &w, 2);
+        return p + 2 - lz;
+    }
     if (days < 100000000u) {
         uint64_t w = zf_digits8((uint32_t)days);
         /* leading zero digits: zero bytes of w - '0'..., at most 7 */
@@ -216,28 +244,93 @@ static inline pd64 pd_split64(int64_t n, uint64_t p, uint32_t to_ns)
     return q;
 }
 
+/* The pandas fraction of ns nanoseconds: none, ".uuuuuu" when it is whole
+ * microseconds, else ".nnnnnnnnn".  Kept branch-free (the bench data mixes
+ * whole and fractional values at random): (x + 2^32 - 1) >> 32 is x != 0 for
+ * x < 2^32 in a form compilers do not turn back into a branch. */
+typedef struct frac_class {
+    uint64_t any, sub_us; /* 0 or 1: ns != 0, ns % 1000 != 0 */
+} frac_class;
+
+static inline frac_class pd_frac_class(uint32_t ns)
+{
+    frac_class c = {((uint64_t)ns + UINT32_MAX) >> 32,
+                    ((uint64_t)(ns % 1000u) + UINT32_MAX) >> 32};
+    return c;
+}
+
+/* Bytes of the pandas fraction: 0, 7 or 10. */
+static inline unsigned pd_frac_len(uint32_t ns)
+{
+    frac_class c = pd_frac_class(ns);
+    return (unsigned)(c.any * 7u + c.sub_us * 3u);
+}
+
+#if ZF_LITTLE_ENDIAN
+/* The fraction after the time "hh:mm:ss" that ends at p, without a branch:
+ * one 8-byte store ending at p + flen and one 2-byte store, each rewriting
+ * bytes of the time when the fraction is shorter; returns the end. */
+static inline char *put_ns_frac(char *p, uint32_t ns)
+{
+    frac_class c = pd_frac_class(ns);
+    uint64_t m0 = c.any - 1, m7 = 0 - (c.any - c.sub_us), m10 = 0 - c.sub_us; /* masks */
+    unsigned flen = (unsigned)(c.any * 7u + c.sub_us * 3u);
+    uint64_t hms, a = ns / 100000000u;
+    uint64_t w = zf_digits8(ns - (uint32_t)a * 100000000u);
+    uint64_t dot_a = '.' | ('0' + a) << 8;
+    memcpy(&hms, p - 8, 8);
+    /* flen 0: the time again; 7: "s.uuuuu" (the last digit of the time first) */
+    uint64_t x = (hms & m0) | ((hms >> 56 | dot_a << 8 | w << 24) & m7) | (w & m10);
+    memcpy(p + flen - 8, &x, 8);
+    uint16_t y = (uint16_t)((dot_a & ~m0) | (hms >> 48 & m0));
+    memcpy(p - 2 * (1 - c.any), &y, 2);
+    return p + flen;
+}
+#else
+/* The fraction after the time that ends at p; returns the end. */
+static inline char *put_ns_frac(char *p, uint32_t ns)
+{
+    unsigned flen = pd_frac_len(ns);
+    if (!flen)
+        return p;
+    *p = '.';
+    if (flen == 7)
+        zf_put_fixed(p + 1, ns / 1000u, 6);
+    else
+        zf_put9(p + 1, ns);
+    return p + flen;
+}
+#endif
+
+/* Text of a fast-case value for zf_fmt_lines: the fraction always as nine
+ * digits, cut by the returned length (the bytes past it are scratch). */
+static inline size_t pd64_text_scratch(pd64 q, char *out)
+{
+    out[0] = '-';
+    char *p = put_day_tail(put_days(out + q.neg, q.days), q.neg, q.sod);
+    *p = '.';
+#if ZF_LITTLE_ENDIAN
+    uint32_t a = q.ns / 1000000u, b = q.ns - a * 1000000u, c = b / 1000u, d = b - c * 1000u;
+    uint64_t w = dig3_text[a] | (uint64_t)dig3_text[c] << 24 | (uint64_t)dig3_text[d] << 48;
+    memcpy(p + 1, &w, 8);
+    p[9] = (char)(dig3_text[d] >> 16);
+#else
+    zf_put9(p + 1, q.ns);
+#endif
+    return (size_t)(p - out) + pd_frac_len(q.ns);
+}
+
 /* Text of a fast-case value. */
 static inline size_t pd64_text(pd64 q, char *out)
 {
     out[0] = '-';
     char *p = put_day_tail(put_days(out + q.neg, q.days), q.neg, q.sod);
-    if (!q.ns)
-        return (size_t)(p - out);
-    *p = '.';
-    if (q.ns % 1000u == 0) {
-        uint32_t us = q.ns / 1000u, a = us / 10000u;
-        zf_put2(p + 1, a);
-        zf_put4(p + 3, us - a * 10000u);
-        return (size_t)(p - out) + 7;
-    }
-    zf_put9(p + 1, q.ns);
-    return (size_t)(p - out) + 10;
+    return (size_t)(put_ns_frac(p, q.ns) - out);
 }
 
 static inline size_t pd64_len(pd64 q)
 {
-    return (size_t)(2 * q.neg) + zf_ndig64(q.days) + 14u +
-           (q.ns ? (q.ns % 1000u ? 10u : 7u) : 0u);
+    return (size_t)(2 * q.neg) + zf_ndig64(q.days) + 14u + pd_frac_len(q.ns);
 }
 
 /* The fast case for v in pandas format, or 0 if v is not one. */
@@ -391,4 +484,88 @@ size_t zf_fmt_len(const zf_fmt *f, int64_t v)
 {
     pd64 q;
     return pd_fast(f, v, &q) ? pd64_len(q) : fmt_len(f, v);
+}
+
+/* ---- runs of values ---------------------------------------------------- */
+
+/* zf_fmt_len_sum for pandas, scale 1, a unit of 1/p s (constants once inlined) */
+static inline uint64_t pd_len_sum(const zf_fmt *f, const int64_t *v, size_t n, uint64_t p,
+                                  uint32_t to_ns)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = v[i];
+        if (__builtin_expect(x == ZF_NAT || x > INT64_MAX - ZF_FAST_ROOM, 0))
+            sum += fmt_len(f, x);
+        else
+            sum += pd64_len(pd_split64(x, p, to_ns));
+    }
+    return sum;
+}
+
+/* Sum of zf_fmt_len over n values. */
+uint64_t zf_fmt_len_sum(const zf_fmt *f, const int64_t *v, size_t n)
+{
+    if (f->format == ZF_FORMAT_PANDAS && f->scale == 1) {
+        switch (f->unit) {
+        case ZF_UNIT_ns: return pd_len_sum(f, v, n, 1000000000u, 1u);
+        case ZF_UNIT_us: return pd_len_sum(f, v, n, 1000000u, 1000u);
+        case ZF_UNIT_ms: return pd_len_sum(f, v, n, 1000u, 1000000u);
+        case ZF_UNIT_s: return pd_len_sum(f, v, n, 1u, 0u);
+        default: break;
+        }
+    }
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += zf_fmt_len(f, v[i]);
+    return sum;
+}
+
+/* Room a line may need in zf_fmt_lines (text, scratch, newline). */
+static size_t line_room(const zf_fmt *f)
+{
+    return (f->nat_len > ZF_VALUE_MAX ? f->nat_len : ZF_VALUE_MAX) + 1u;
+}
+
+/* zf_fmt_lines for pandas, scale 1, a unit of 1/p s */
+static inline zf_lines pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out,
+                                size_t cap, uint64_t p, uint32_t to_ns)
+{
+    zf_lines r = {0, 0, 0};
+    size_t room = line_room(f);
+    for (; r.count < n && cap - r.bytes >= room; r.count++) {
+        int64_t x = v[r.count];
+        char *q = out + r.bytes;
+        size_t len;
+        if (__builtin_expect(x == ZF_NAT || x > INT64_MAX - ZF_FAST_ROOM, 0))
+            len = fmt_value(f, x, q);
+        else
+            len = pd64_text_scratch(pd_split64(x, p, to_ns), q);
+        q[len] = '\n';
+        r.last = r.bytes;
+        r.bytes += len + 1;
+    }
+    return r;
+}
+
+/* Write values as lines (text and a newline) while one more surely fits. */
+zf_lines zf_fmt_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap)
+{
+    if (f->format == ZF_FORMAT_PANDAS && f->scale == 1) {
+        switch (f->unit) {
+        case ZF_UNIT_ns: return pd_lines(f, v, n, out, cap, 1000000000u, 1u);
+        case ZF_UNIT_us: return pd_lines(f, v, n, out, cap, 1000000u, 1000u);
+        case ZF_UNIT_ms: return pd_lines(f, v, n, out, cap, 1000u, 1000000u);
+        case ZF_UNIT_s: return pd_lines(f, v, n, out, cap, 1u, 0u);
+        default: break;
+        }
+    }
+    zf_lines r = {0, 0, 0};
+    for (size_t room = line_room(f); r.count < n && cap - r.bytes >= room; r.count++) {
+        size_t len = zf_fmt_value(f, v[r.count], out + r.bytes);
+        out[r.bytes + len] = '\n';
+        r.last = r.bytes;
+        r.bytes += len + 1;
+    }
+    return r;
 }

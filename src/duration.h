@@ -61,4 +61,19 @@ size_t zf_fmt_value(const zf_fmt *f, int64_t v, char *out);
 /* Length of the text zf_fmt_value would write for v (cheaper than formatting). */
 size_t zf_fmt_len(const zf_fmt *f, int64_t v);
 
+/* Sum of zf_fmt_len over the n values at v (a run measured at once). */
+uint64_t zf_fmt_len_sum(const zf_fmt *f, const int64_t *v, size_t n);
+
+/* What zf_fmt_lines wrote. */
+typedef struct zf_lines {
+    size_t count; /* values written, the first count of v */
+    size_t bytes; /* bytes of their lines */
+    size_t last;  /* where the last of them starts (0 if none) */
+} zf_lines;
+
+/* Write the first values of v (at most n) as lines, text and '\n' each, into
+ * out (capacity cap), as long as one more line surely fits: the bytes after
+ * the lines written may be overwritten (scratch) up to cap. */
+zf_lines zf_fmt_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap);
+
 #endif

@@ -194,28 +194,35 @@ static void measure_constant(zf_layout *l, int64_t v, uint64_t g, uint64_t n, ui
     }
 }
 
-/* block sums of one run of consecutive elements along the last axis */
+static uint64_t count_nat(const int64_t *vals, uint64_t n)
+{
+    uint64_t k = 0;
+    for (uint64_t j = 0; j < n; j++)
+        k += vals[j] == ZF_NAT;
+    return k;
+}
+
+/* block sums of one run of consecutive elements along the last axis: the
+ * text lengths of each block's part at once; a .csv line adds its index
+ * columns, and the quotes of a NaT text that needs them */
 static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t n,
                         uint64_t fixed, uint64_t last)
 {
-    uint64_t b = g / l->block, bend = (b + 1) * l->block, tsum = 0, csum = 0;
-    uint64_t commas = l->ndim;
-    for (uint64_t j = 0; j < n; j++, g++) {
-        if (g == bend) {
-            add_block(l, b, tsum, csum);
-            tsum = csum = 0;
-            b++;
-            bend += l->block;
-        }
-        int64_t v = vals[j];
-        uint64_t t = zf_fmt_len(&l->fmt, v);
-        uint64_t c = t;
-        if (v == ZF_NAT && l->csv_nat_differs)
-            c = l->csvfmt.nat_len;
-        tsum += t + 1;
-        csum += c + 1 + commas + fixed + (l->ndim ? zf_u64_digits(last + j) : 0);
+    uint64_t nat_extra = (uint64_t)l->csvfmt.nat_len - l->fmt.nat_len;
+    while (n) {
+        uint64_t b = g / l->block, k = (b + 1) * l->block - g;
+        if (k > n)
+            k = n;
+        uint64_t t = zf_fmt_len_sum(&l->fmt, vals, (size_t)k) + k;
+        uint64_t c = t + k * (l->ndim + fixed) + (l->ndim ? zf_digit_sum(last, last + k) : 0);
+        if (l->csv_nat_differs)
+            c += count_nat(vals, k) * nat_extra;
+        add_block(l, b, t, c);
+        vals += k;
+        g += k;
+        last += k;
+        n -= k;
     }
-    add_block(l, b, tsum, csum);
 }
 
 /* measure every run of chunk ci: its values, or (vals NULL) v everywhere */
@@ -258,10 +265,21 @@ static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals,
     }
 }
 
-static int measure_chunk(zf_layout *l, uint64_t ci)
+/* measure chunk ci: through the cache while it has room (later reads find
+ * the chunk there), else decoded into the worker's scratch (no eviction,
+ * no fresh memory per chunk) */
+static int measure_chunk(zf_layout *l, uint64_t ci, int64_t **scratch)
 {
-    zf_chunk *ch = NULL;
-    int rc = zf_array_get_chunk(l->a, ci, &ch);
+    zf_chunk *ch = NULL, own;
+    int rc;
+    if (zf_array_cache_room(l->a)) {
+        rc = zf_array_get_chunk(l->a, ci, &ch);
+    } else if (!*scratch &&
+               !(*scratch = malloc((size_t)zf_array_chunk_elems(l->a) * sizeof **scratch))) {
+        rc = ZF_ENOMEM;
+    } else {
+        rc = zf_array_decode(l->a, ci, *scratch, &own);
+    }
     if (rc == ZF_ENOMEM)
         return rc;
     if (rc != ZF_OK) {
@@ -270,7 +288,8 @@ static int measure_chunk(zf_layout *l, uint64_t ci)
         measure_chunk_values(l, ci, NULL, ZF_NAT); /* as layout.h promises */
         return ZF_OK;
     }
-    measure_chunk_values(l, ci, ch->values, ch->constant);
+    const zf_chunk *c = ch ? ch : &own;
+    measure_chunk_values(l, ci, c->values, c->constant);
     zf_array_put_chunk(l->a, ch);
     return ZF_OK;
 }
@@ -278,14 +297,17 @@ static int measure_chunk(zf_layout *l, uint64_t ci)
 static void *pass_worker(void *arg)
 {
     pass *p = arg;
+    int64_t *scratch = NULL;
     for (;;) {
         uint64_t ci = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
         if (ci >= p->l->nchunks || __atomic_load_n(&p->rc, __ATOMIC_RELAXED))
-            return NULL;
-        int rc = measure_chunk(p->l, ci);
+            break;
+        int rc = measure_chunk(p->l, ci, &scratch);
         if (rc)
             __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
     }
+    free(scratch);
+    return NULL;
 }
 
 static int run_pass(zf_layout *l)
@@ -431,6 +453,7 @@ typedef struct reader {
     char prefix[ZF_MAX_DIMS * 21]; /* csv index text of the fixed coordinates */
     size_t prefix_len;
     zf_cursor last;      /* the last line started */
+    int sequential;      /* continues the reader's previous read */
 } reader;
 
 /* format one whole line at p; returns its length */
@@ -473,6 +496,20 @@ static void emit_line(reader *r, int64_t v, uint64_t last)
     r->pos += len;
 }
 
+/* lines of a run of values (no index columns) formatted straight into the
+ * request while they surely fit; returns how many */
+static uint64_t emit_lines(reader *r, const int64_t *vals, uint64_t n)
+{
+    zf_lines w = zf_fmt_lines(r->fmt, vals, (size_t)n, r->out + r->outn,
+                              (size_t)(r->end - r->pos));
+    if (w.count) {
+        r->last.pos = r->pos + w.last;
+        r->outn += w.bytes;
+        r->pos += w.bytes;
+    }
+    return w.count;
+}
+
 /* set the csv prefix for fixed coordinates c[0..ndim-2] */
 static void set_prefix(reader *r, const uint64_t *c)
 {
@@ -497,6 +534,15 @@ static int skip_bad_run(reader *r, uint64_t run, uint64_t last)
         r->pos += len;
     }
     return ZF_OK;
+}
+
+/* a sequential reader is in chunk ci: have the next chunks (C order of the
+ * chunk grid) decoded in the background, except those known to be damaged */
+static void prefetch_ahead(zf_layout *l, uint64_t ci)
+{
+    for (uint64_t k = ci + 1; k <= ci + ZF_LAYOUT_AHEAD && k < l->nchunks; k++)
+        if (!is_bad(l, k))
+            zf_array_prefetch(l->a, k);
 }
 
 /* emit lines from element g until the request is filled or the array ends */
@@ -530,11 +576,20 @@ static int emit_from(reader *r, uint64_t g)
         int rc = zf_array_get_chunk(l->a, ci, &ch);
         if (rc)
             return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+        if (r->sequential)
+            prefetch_ahead(l, ci);
         const int64_t *vals = ch->values ? ch->values + lo : NULL;
+        int batch = vals && (r->view == ZF_VIEW_TXT || !n);
         uint64_t j = 0;
-        for (; j < run && r->pos < r->end; j++) {
+        while (j < run && r->pos < r->end) {
+            uint64_t k = batch && r->pos >= r->want ? emit_lines(r, vals + j, run - j) : 0;
+            if (k) {
+                j += k;
+                continue;
+            }
             r->last.pos = r->pos;
             emit_line(r, vals ? vals[j] : ch->constant, n ? c[last] + j : 0);
+            j++;
         }
         r->last.elem = g + j - 1;
         zf_array_put_chunk(l->a, ch);
@@ -596,6 +651,7 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
             cursor->elem >= g) { /* continue where the last read of this reader ended */
             r.pos = cursor->pos;
             g = cursor->elem;
+            r.sequential = 1;
         }
         r.last = (zf_cursor){r.pos, g};
         rc = emit_from(&r, g);

@@ -68,8 +68,12 @@ typedef struct zf_cursor {
     uint64_t pos, elem;
 } zf_cursor;
 
+/* Chunks a sequential reader has decoded ahead of it when the cache prefetches. */
+#define ZF_LAYOUT_AHEAD 2
+
 /* zf_layout_read that starts from *cursor when it lies between the offset
- * block and off (a sequential reader then measures no line twice), and leaves
+ * block and off (a sequential reader then measures no line twice, and the
+ * next ZF_LAYOUT_AHEAD chunks are prefetched, cache.h), and leaves
  * in *cursor the last line it touched.  cursor may be NULL; start it as {0, 0}
  * with elem = UINT64_MAX to mean "none". */
 int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len,

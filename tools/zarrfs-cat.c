@@ -84,9 +84,10 @@ static int cat_node(const zf_node *n)
 {
     char *buf = malloc(CHUNK);
     uint64_t off = 0;
+    zf_cursor cursor = {0, UINT64_MAX};
     int rc = buf ? ZF_OK : ZF_ENOMEM;
     for (size_t got = 1; rc == ZF_OK && got;) {
-        rc = zf_layout_read(n->layout, n->view, off, buf, CHUNK, &got);
+        rc = zf_layout_read_from(n->layout, n->view, off, buf, CHUNK, &got, &cursor);
         if (rc == ZF_OK && write_all(buf, got))
             rc = ZF_EIO;
         off += got;
@@ -122,6 +123,8 @@ int main(int argc, char **argv)
         return usage(stderr), 2;
     zf_store *store = NULL;
     zf_cache *cache = zf_cache_new((size_t)256 << 20);
+    if (cache)
+        zf_cache_start_prefetch(cache, 1); /* decode ahead while formatting */
     zf_tree *tree = NULL;
     int rc = zf_store_open(pos[0], 0, &store);
     if (rc == ZF_OK)
