@@ -71,5 +71,4 @@ void zf_cache_prefetch(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes
 /* Drop the queued prefetches of owner and wait for those running. */
 void zf_cache_cancel(zf_cache *c, uint64_t owner);
 
-
 #endif
