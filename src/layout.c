@@ -266,13 +266,13 @@ static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals,
 }
 
 /* measure chunk ci: through the cache while it has room (later reads find
- * the chunk there), else decoded into the worker's scratch (no eviction,
- * no fresh memory per chunk) */
+ * the chunk there) and always for the last chunk (`tail` wants it), else
+ * decoded into the worker's scratch (no eviction, no fresh memory per chunk) */
 static int measure_chunk(zf_layout *l, uint64_t ci, int64_t **scratch)
 {
     zf_chunk *ch = NULL, own;
     int rc;
-    if (zf_array_cache_room(l->a)) {
+    if (zf_array_cache_room(l->a) || ci + 1 == zf_array_nchunks(l->a)) {
         rc = zf_array_get_chunk(l->a, ci, &ch);
     } else if (!*scratch &&
                !(*scratch = malloc((size_t)zf_array_chunk_elems(l->a) * sizeof **scratch))) {
