@@ -204,16 +204,15 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
     return ZF_OK;
 }
 
-/* read (part of) the stored value at key and decode it */
+/* read (part of) the stored value at key into raw and decode it */
 static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *buf,
-                       zf_chunk *out, char *err, size_t errcap)
+                       zf_store_buf *raw, zf_chunk *out, char *err, size_t errcap)
 {
     const zf_pipeline *p = a->meta.pipeline;
-    uint8_t *raw = NULL;
     size_t rawn = 0;
     int rc;
     if (!zf_pipeline_partial(p)) {
-        rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), &raw, &rawn);
+        rc = zf_store_read_buf(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn);
         if (rc == ZF_ECORRUPT)
             snprintf(err, errcap, "not a regular file, or larger than any valid encoding");
     } else {
@@ -229,15 +228,14 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
                      (unsigned long long)r.len);
             rc = ZF_ECORRUPT;
         }
-        if (rc == ZF_OK && !(raw = malloc(r.len ? (size_t)r.len : 1)))
-            rc = ZF_ENOMEM;
         rawn = (size_t)r.len;
         if (rc == ZF_OK)
-            rc = zf_store_read_range(a->store, key, r.off, rawn, raw);
+            rc = zf_store_buf_reserve(raw, rawn);
+        if (rc == ZF_OK)
+            rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p);
     }
     if (rc == ZF_OK)
-        rc = decode_chunk(p, raw, rawn, buf, out, err, errcap);
-    free(raw);
+        rc = decode_chunk(p, raw->p, rawn, buf, out, err, errcap);
     return rc;
 }
 
@@ -268,15 +266,19 @@ static int check_stamp(const zf_array *a, uint64_t index, const char *key, char 
     return ZF_ESTALE;
 }
 
-/* read, decode (into buf, or new memory if NULL), or fill */
-static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_chunk *out)
+/* read (into raw, or a temporary buffer if NULL), decode (into buf, or new
+ * memory if NULL), or fill */
+static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
+                     zf_chunk *out)
 {
     char key[4096], err[256] = "";
+    zf_store_buf tmp = {NULL, 0};
     int rc = chunk_store_key(a, index, key, sizeof key);
     if (rc == ZF_OK)
         rc = check_stamp(a, index, key, err, sizeof err);
     if (rc == ZF_OK)
-        rc = load_stored(a, index, key, buf, out, err, sizeof err);
+        rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
+    free(tmp.p);
     if (rc == ZF_ENOTFOUND) { /* a missing chunk (or empty inner chunk): the fill value */
         out->n = 1;
         for (unsigned d = 0; d < a->meta.ndim; d++)
@@ -296,7 +298,7 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_chunk *out)
 /* cache loader */
 static int load_chunk(void *ctx, uint64_t index, zf_chunk *out)
 {
-    return load_into(ctx, index, NULL, out);
+    return load_into(ctx, index, NULL, NULL, out);
 }
 
 uint64_t zf_array_chunk_elems(const zf_array *a)
@@ -307,14 +309,15 @@ uint64_t zf_array_chunk_elems(const zf_array *a)
     return n;
 }
 
-int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_chunk *out)
+int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
+                    zf_chunk *out)
 {
-    return load_into(a, index, buf, out);
+    return load_into(a, index, buf, raw, out);
 }
 
-int zf_array_cache_room(const zf_array *a)
+int zf_array_cache_room(const zf_array *a, unsigned chunks)
 {
-    return zf_cache_room(a->cache, (size_t)zf_array_chunk_elems(a) * sizeof(int64_t));
+    return zf_cache_room(a->cache, (size_t)zf_array_chunk_elems(a) * sizeof(int64_t) * chunks);
 }
 
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)

@@ -39,11 +39,14 @@ uint64_t zf_array_chunk_elems(const zf_array *a);
 
 /* Read and decode chunk `index` without the cache into buf (room for
  * zf_array_chunk_elems values): out->values is buf, or NULL for a missing
- * chunk (every value out->constant).  Errors as zf_array_get_chunk. */
-int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_chunk *out);
+ * chunk (every value out->constant).  The stored bytes are read into raw
+ * (caller-owned, reused across calls) or, if raw is NULL, a temporary
+ * buffer.  Errors as zf_array_get_chunk. */
+int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
+                    zf_chunk *out);
 
-/* Would the cache keep one more chunk of this array without evicting? */
-int zf_array_cache_room(const zf_array *a);
+/* Would the cache keep `chunks` more chunks of this array without evicting? */
+int zf_array_cache_room(const zf_array *a, unsigned chunks);
 
 /* Get decoded chunk `index` with one cache reference (zf_array_put_chunk). */
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);

@@ -168,6 +168,7 @@ typedef struct pass {
     zf_layout *l;
     uint64_t next;       /* next chunk to measure (atomic) */
     int rc;              /* first fatal error (atomic) */
+    unsigned reserve;    /* chunks of cache room the workers' own buffers count for */
 } pass;
 
 /* add one block's text lengths to the index (blocks are shared by threads) */
@@ -265,20 +266,28 @@ static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals,
     }
 }
 
-/* measure chunk ci: through the cache while it has room (later reads find
- * the chunk there) and always for the last chunk (`tail` wants it), else
- * decoded into the worker's scratch (no eviction, no fresh memory per chunk) */
-static int measure_chunk(zf_layout *l, uint64_t ci, int64_t **scratch)
+/* a pass worker's buffers, reused from chunk to chunk (no fresh memory, so
+ * no page faults, per chunk) */
+typedef struct pass_scratch {
+    int64_t *values;  /* one decoded chunk */
+    zf_store_buf raw; /* its stored bytes */
+} pass_scratch;
+
+/* measure chunk ci: through the cache while it has room beyond what the
+ * workers' own buffers take (later reads find the chunk there; the pass stays
+ * within cache_size) and always for the last chunk (`tail` wants it), else
+ * decoded into the worker's scratch (no eviction) */
+static int measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, pass_scratch *s)
 {
     zf_chunk *ch = NULL, own;
     int rc;
-    if (zf_array_cache_room(l->a) || ci + 1 == zf_array_nchunks(l->a)) {
+    if (zf_array_cache_room(l->a, 1 + reserve) || ci + 1 == zf_array_nchunks(l->a)) {
         rc = zf_array_get_chunk(l->a, ci, &ch);
-    } else if (!*scratch &&
-               !(*scratch = malloc((size_t)zf_array_chunk_elems(l->a) * sizeof **scratch))) {
+    } else if (!s->values &&
+               !(s->values = malloc((size_t)zf_array_chunk_elems(l->a) * sizeof *s->values))) {
         rc = ZF_ENOMEM;
     } else {
-        rc = zf_array_decode(l->a, ci, *scratch, &own);
+        rc = zf_array_decode(l->a, ci, s->values, &s->raw, &own);
     }
     if (rc == ZF_ENOMEM)
         return rc;
@@ -297,16 +306,17 @@ static int measure_chunk(zf_layout *l, uint64_t ci, int64_t **scratch)
 static void *pass_worker(void *arg)
 {
     pass *p = arg;
-    int64_t *scratch = NULL;
+    pass_scratch s = {NULL, {NULL, 0}};
     for (;;) {
         uint64_t ci = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
         if (ci >= p->l->nchunks || __atomic_load_n(&p->rc, __ATOMIC_RELAXED))
             break;
-        int rc = measure_chunk(p->l, ci, &scratch);
+        int rc = measure_chunk(p->l, ci, p->reserve, &s);
         if (rc)
             __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
     }
-    free(scratch);
+    free(s.values);
+    free(s.raw.p);
     return NULL;
 }
 
@@ -315,11 +325,11 @@ static int run_pass(zf_layout *l)
     for (int v = 0; v < 2; v++)
         if (!(l->off[v] = calloc((size_t)l->nblocks + 1, sizeof(uint64_t))))
             return ZF_ENOMEM;
-    pass p = {.l = l};
     pthread_t tid[64];
     unsigned nt = l->threads < 64 ? l->threads : 64, started = 0;
     if (nt > l->nchunks)
         nt = l->nchunks ? (unsigned)l->nchunks : 1;
+    pass p = {.l = l, .reserve = 2 * nt}; /* each: a decoded chunk, its stored bytes */
     for (unsigned i = 1; i < nt; i++)
         if (pthread_create(&tid[started], NULL, pass_worker, &p) == 0)
             started++;

@@ -139,29 +139,47 @@ static int pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
     return ZF_OK;
 }
 
-int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf, size_t *n)
+int zf_store_buf_reserve(zf_store_buf *b, size_t n)
+{
+    if (n <= b->cap && b->p)
+        return ZF_OK;
+    size_t want = n ? n : 1; /* large buffers grow in place (mremap): no slack needed */
+    uint8_t *p = realloc(b->p, want);
+    if (!p)
+        return ZF_ENOMEM;
+    b->p = p;
+    b->cap = want;
+    return ZF_OK;
+}
+
+int zf_store_read_buf(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n)
 {
     int fd = open_key(s, key, O_RDONLY);
     if (fd < 0)
         return open_error(s, key, errno);
     struct stat st;
     int rc = ZF_OK;
-    uint8_t *b = NULL;
     if (fstat(fd, &st) != 0)
         rc = ZF_EIO;
     else if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size > max)
         rc = ZF_ECORRUPT;
-    else if (!(b = malloc(st.st_size ? (size_t)st.st_size : 1)))
-        rc = ZF_ENOMEM;
-    else
-        rc = pread_full(fd, b, (size_t)st.st_size, 0);
+    else if ((rc = zf_store_buf_reserve(b, (size_t)st.st_size)) == ZF_OK)
+        rc = pread_full(fd, b->p, (size_t)st.st_size, 0);
     close(fd);
+    if (rc == ZF_OK)
+        *n = (size_t)st.st_size;
+    return rc;
+}
+
+int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf, size_t *n)
+{
+    zf_store_buf b = {NULL, 0};
+    int rc = zf_store_read_buf(s, key, max, &b, n);
     if (rc != ZF_OK) {
-        free(b);
+        free(b.p);
         return rc;
     }
-    *buf = b;
-    *n = (size_t)st.st_size;
+    *buf = b.p; /* ownership passes to the caller */
     return ZF_OK;
 }
 

@@ -26,6 +26,19 @@ const char *zf_store_path(const zf_store *s);
  * max bytes or is not a regular file; ZF_EIO on read errors. */
 int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf, size_t *n);
 
+/* A caller-owned byte buffer that reads reuse and grow (free p when done). */
+typedef struct zf_store_buf {
+    uint8_t *p;
+    size_t cap;
+} zf_store_buf;
+
+/* As zf_store_read, but into b, grown (realloc) when the value is larger
+ * than b->cap; b stays valid (and owned by the caller) on every error. */
+int zf_store_read_buf(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n);
+
+/* Make b hold at least n bytes (ZF_ENOMEM leaves it as it was). */
+int zf_store_buf_reserve(zf_store_buf *b, size_t n);
+
 /* Size in bytes of key's value; ZF_ENOTFOUND if absent. */
 int zf_store_size(const zf_store *s, const char *key, uint64_t *size);
 
