@@ -32,9 +32,11 @@ typedef struct load_ctx {
     int depth;
 } load_ctx;
 
-/* append an entry for path (copied); NULL on allocation failure */
+/* append an entry for path (copied, leading '/' dropped); NULL on allocation failure */
 static zf_cons_node *append(zf_cons *c, const char *prefix, const char *path, size_t path_len)
 {
+    for (; path_len && *path == '/'; path_len--)
+        path++;
     if (c->count == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 32;
         entry *e = realloc(c->entries, cap * sizeof *e);

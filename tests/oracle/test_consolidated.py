@@ -191,3 +191,24 @@ def test_unusable_consolidated_metadata_falls_back(tmp_path, zf_mount, fmt, dama
     m = zf_mount(store)
     check(m, "g/arr", exp)
     assert "consolidated metadata not used" in m.log(), m.log()
+
+
+@pytest.mark.parametrize("fmt", [3, 2], ids=["v3", "v2"])
+def test_keys_with_a_leading_slash(tmp_path, zf_mount, fmt):
+    """Another writer may spell the node paths "/g/arr": the same nodes."""
+    store = tmp_path / f"slash{fmt}.zarr"
+    root = zarr.open_group(str(store), mode="w", zarr_format=fmt)
+    make_array(root.create_group("g"), "arr", 10, 5)
+    zarr.consolidate_metadata(str(store))
+    exp = expected_of(store, "g/arr")
+    path = cons_path(store, fmt)
+    doc = json.loads(path.read_text())
+    entries = cons_entries(doc, fmt)
+    for key in list(entries):
+        entries["/" + key] = entries.pop(key)
+    path.write_text(json.dumps(doc))
+    (store / "g/arr" / own_doc(fmt)).unlink()  # only the consolidated copy describes it
+    if fmt == 2:
+        (store / "g/arr/.zattrs").unlink()
+    m = zf_mount(store)
+    check(m, "g/arr", exp)
