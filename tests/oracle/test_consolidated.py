@@ -169,6 +169,15 @@ def test_nested_inline_metadata_v3(tmp_path, zf_mount):
     check(m, "g/arr", exp)
 
 
+def consolidated_store(tmp_path, name, fmt, seed):
+    """A store with one array g/arr, consolidated: (store, expected, document path)."""
+    store = tmp_path / f"{name}{fmt}.zarr"
+    root = zarr.open_group(str(store), mode="w", zarr_format=fmt)
+    make_array(root.create_group("g"), "arr", 10, seed)
+    zarr.consolidate_metadata(str(store))
+    return store, expected_of(store, "g/arr"), cons_path(store, fmt)
+
+
 @pytest.mark.parametrize("fmt,damage", [
     (3, lambda d: d["consolidated_metadata"].update(kind="remote")),
     (3, lambda d: d["consolidated_metadata"].pop("metadata")),
@@ -176,12 +185,7 @@ def test_nested_inline_metadata_v3(tmp_path, zf_mount):
     (2, None),
 ], ids=["v3-kind", "v3-no-metadata", "v2-version", "v2-not-json"])
 def test_unusable_consolidated_metadata_falls_back(tmp_path, zf_mount, fmt, damage):
-    store = tmp_path / f"bad{fmt}.zarr"
-    root = zarr.open_group(str(store), mode="w", zarr_format=fmt)
-    make_array(root.create_group("g"), "arr", 10, 4)
-    zarr.consolidate_metadata(str(store))
-    exp = expected_of(store, "g/arr")
-    path = cons_path(store, fmt)
+    store, exp, path = consolidated_store(tmp_path, "bad", fmt, 4)
     if damage is None:
         path.write_text(path.read_text()[:40])
     else:
@@ -196,12 +200,7 @@ def test_unusable_consolidated_metadata_falls_back(tmp_path, zf_mount, fmt, dama
 @pytest.mark.parametrize("fmt", [3, 2], ids=["v3", "v2"])
 def test_keys_with_a_leading_slash(tmp_path, zf_mount, fmt):
     """Another writer may spell the node paths "/g/arr": the same nodes."""
-    store = tmp_path / f"slash{fmt}.zarr"
-    root = zarr.open_group(str(store), mode="w", zarr_format=fmt)
-    make_array(root.create_group("g"), "arr", 10, 5)
-    zarr.consolidate_metadata(str(store))
-    exp = expected_of(store, "g/arr")
-    path = cons_path(store, fmt)
+    store, exp, path = consolidated_store(tmp_path, "slash", fmt, 5)
     doc = json.loads(path.read_text())
     entries = cons_entries(doc, fmt)
     for key in list(entries):
