@@ -266,6 +266,14 @@ static int check_stamp(const zf_array *a, uint64_t index, const char *key, char 
     return ZF_ESTALE;
 }
 
+uint64_t zf_array_chunk_elems(const zf_array *a)
+{
+    uint64_t n = 1;
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        n *= a->meta.read_chunks[d];
+    return n;
+}
+
 /* read (into raw, or a temporary buffer if NULL), decode (into buf, or new
  * memory if NULL), or fill */
 static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
@@ -280,9 +288,7 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
     free(tmp.p);
     if (rc == ZF_ENOTFOUND) { /* a missing chunk (or empty inner chunk): the fill value */
-        out->n = 1;
-        for (unsigned d = 0; d < a->meta.ndim; d++)
-            out->n *= a->meta.read_chunks[d];
+        out->n = zf_array_chunk_elems(a);
         out->values = NULL;
         out->constant = a->meta.fill;
         return ZF_OK;
@@ -299,14 +305,6 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
 static int load_chunk(void *ctx, uint64_t index, zf_chunk *out)
 {
     return load_into(ctx, index, NULL, NULL, out);
-}
-
-uint64_t zf_array_chunk_elems(const zf_array *a)
-{
-    uint64_t n = 1;
-    for (unsigned d = 0; d < a->meta.ndim; d++)
-        n *= a->meta.read_chunks[d];
-    return n;
 }
 
 int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,

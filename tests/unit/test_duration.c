@@ -211,6 +211,51 @@ static void test_bounds(void)
     printf("longest text: %zu bytes (ZF_VALUE_MAX %d)\n", longest, ZF_VALUE_MAX);
 }
 
+/* The run APIs agree with the per-value ones they stand for: zf_fmt_len_sum
+ * is the sum of zf_fmt_len, zf_fmt_lines writes exactly the zf_fmt_value
+ * texts with newlines, stops only when one more line might not fit, and never
+ * writes past its capacity.  Every format and unit, scales 1 and 7, runs
+ * mixing NaT, extremes and random values (the fast paths and the rest). */
+static void test_runs(void)
+{
+    enum { N = 300, CAP = N * (ZF_VALUE_MAX + 2), GUARD = 64 };
+    static int64_t vals[N];
+    static char want[CAP], got[CAP + GUARD];
+    static const size_t caps[] = {0, 1, ZF_VALUE_MAX + 1, 1000, 4096, CAP};
+    zf_fmt f;
+    for (int fm = 0; fm < 5; fm++)
+        for (int u = 0; u < 14; u++)
+            for (uint32_t scale = 1; scale <= 7; scale += 6) {
+                zf_fmt_init(&f, (zf_format)fm, (zf_unit)u, scale, "NaT");
+                uint64_t sum = 0;
+                size_t wn = 0, ends[N];
+                for (int i = 0; i < N; i++) {
+                    vals[i] = i % 17 == 0 ? ZF_NAT : i % 2 ? (int64_t)(rng() % 4000000000000000ull)
+                                                           : rand_value();
+                    sum += zf_fmt_len(&f, vals[i]);
+                    wn += zf_fmt_value(&f, vals[i], want + wn);
+                    want[wn++] = '\n';
+                    ends[i] = wn;
+                }
+                CHECK(zf_fmt_len_sum(&f, vals, N) == sum, "len_sum format %d unit %d scale %u",
+                      fm, u, scale);
+                for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+                    memset(got, FILL, sizeof got);
+                    zf_lines r = zf_fmt_lines(&f, vals, N, got, caps[c]);
+                    size_t start = r.count ? (r.count > 1 ? ends[r.count - 2] : 0) : 0;
+                    CHECK(r.count <= N && r.bytes == (r.count ? ends[r.count - 1] : 0) &&
+                              r.last == start && memcmp(got, want, r.bytes) == 0,
+                          "lines format %d unit %d scale %u cap %zu", fm, u, scale, caps[c]);
+                    CHECK(r.count == N || caps[c] - r.bytes < ZF_VALUE_MAX + 1,
+                          "lines stopped early: format %d unit %d cap %zu", fm, u, caps[c]);
+                    int clean = 1;
+                    for (size_t i = caps[c]; i < sizeof got; i++)
+                        clean &= (unsigned char)got[i] == FILL;
+                    CHECK(clean, "lines wrote past cap %zu: format %d unit %d", caps[c], fm, u);
+                }
+            }
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -350,5 +395,6 @@ int main(int argc, char **argv)
     test_parse();
     test_init_and_nat();
     test_bounds();
+    test_runs();
     return summary();
 }
