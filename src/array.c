@@ -100,19 +100,20 @@ static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t 
     return zf_meta_chunk_key(&a->meta, coords, buf + len, cap - len);
 }
 
-/* decode `raw` with pipeline p into buf (room for its chunk elements), or a
- * new array of them when buf is NULL */
+/* decode `raw` with pipeline p into buf (room for its chunk elements), or
+ * into a buffer of exactly that size from pool (reused, or new) when buf is NULL */
 static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, int64_t *buf,
-                        zf_chunk *out, char *err, size_t errcap)
+                        zf_pool *pool, zf_chunk *out, char *err, size_t errcap)
 {
     uint64_t elems = zf_pipeline_chunk_elems(p);
-    int64_t *v = buf ? buf : malloc(elems * sizeof *v);
-    if (!v)
+    size_t bytes = (size_t)elems * sizeof(int64_t), cap;
+    int64_t *v = buf ? buf : zf_pool_take(pool, bytes, bytes, &cap);
+    if (!v && !(v = zf_pool_alloc(bytes)))
         return ZF_ENOMEM;
     int rc = zf_pipeline_decode(p, raw, rawn, v, err, errcap);
     if (rc) {
         if (v != buf)
-            free(v);
+            zf_pool_give(pool, v, bytes);
         return rc;
     }
     out->values = v;
@@ -235,7 +236,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
             rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p);
     }
     if (rc == ZF_OK)
-        rc = decode_chunk(p, raw->p, rawn, buf, out, err, errcap);
+        rc = decode_chunk(p, raw->p, rawn, buf, zf_cache_pool(a->cache), out, err, errcap);
     return rc;
 }
 
@@ -274,19 +275,22 @@ uint64_t zf_array_chunk_elems(const zf_array *a)
     return n;
 }
 
-/* read (into raw, or a temporary buffer if NULL), decode (into buf, or new
- * memory if NULL), or fill */
+/* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
+ * (into buf, or a pool buffer if NULL), or fill */
 static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
                      zf_chunk *out)
 {
     char key[4096], err[256] = "";
+    zf_pool *pool = zf_cache_pool(a->cache);
     zf_store_buf tmp = {NULL, 0};
+    if (!raw)
+        tmp.p = zf_pool_take(pool, 0, SIZE_MAX, &tmp.cap);
     int rc = chunk_store_key(a, index, key, sizeof key);
     if (rc == ZF_OK)
         rc = check_stamp(a, index, key, err, sizeof err);
     if (rc == ZF_OK)
         rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
-    free(tmp.p);
+    zf_pool_give(pool, tmp.p, tmp.cap);
     if (rc == ZF_ENOTFOUND) { /* a missing chunk (or empty inner chunk): the fill value */
         out->n = zf_array_chunk_elems(a);
         out->values = NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "pool.h"
 
 enum { LOADING, READY, FAILED };
 
@@ -39,6 +40,7 @@ struct zf_cache {
     pthread_mutex_t mu;
     pthread_cond_t loaded;
     size_t capacity, used;
+    zf_pool *pool;              /* evicted values buffers, for the next loads */
     size_t nbuckets, count;
     entry **buckets;
     entry *head, *tail;
@@ -62,7 +64,10 @@ zf_cache *zf_cache_new(size_t capacity)
         return NULL;
     c->nbuckets = 256;
     c->buckets = calloc(c->nbuckets, sizeof *c->buckets);
-    if (!c->buckets) {
+    c->pool = zf_pool_new(capacity / 4);
+    if (!c->buckets || !c->pool) {
+        free(c->buckets);
+        zf_pool_free(c->pool);
         free(c);
         return NULL;
     }
@@ -74,9 +79,9 @@ zf_cache *zf_cache_new(size_t capacity)
     return c;
 }
 
-static void entry_free(entry *e)
+static void entry_free(zf_cache *c, entry *e)
 {
-    free((void *)e->pub.values);
+    zf_pool_give(c->pool, (void *)e->pub.values, (size_t)e->pub.n * sizeof(int64_t));
     free(e);
 }
 
@@ -98,9 +103,10 @@ void zf_cache_free(zf_cache *c)
     stop_workers(c);
     for (entry *e = c->head, *n; e; e = n) {
         n = e->next;
-        entry_free(e);
+        entry_free(c, e);
     }
     free(c->buckets);
+    zf_pool_free(c->pool);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->loaded);
     pthread_cond_destroy(&c->work);
@@ -159,7 +165,7 @@ static void unlink_entry(zf_cache *c, entry *e)
     c->count--;
     c->used -= e->bytes;
     if (--e->refs == 0)
-        entry_free(e);
+        entry_free(c, e);
 }
 
 static void evict(zf_cache *c)
@@ -185,7 +191,7 @@ static int wait_loaded(zf_cache *c, entry *e, zf_chunk **out)
     }
     int rc = e->err;
     if (--e->refs == 0)
-        entry_free(e);
+        entry_free(c, e);
     return rc;
 }
 
@@ -248,10 +254,15 @@ void zf_cache_put(zf_cache *c, zf_chunk *chunk)
     entry *e = (entry *)chunk;
     pthread_mutex_lock(&c->mu);
     if (--e->refs == 0)
-        entry_free(e);
+        entry_free(c, e);
     else if (e->linked)
         evict(c);
     pthread_mutex_unlock(&c->mu);
+}
+
+zf_pool *zf_cache_pool(zf_cache *c)
+{
+    return c->pool;
 }
 
 int zf_cache_room(zf_cache *c, size_t bytes)

@@ -13,6 +13,9 @@
  *    under the capacity by evicting least recently used entries that no caller
  *    holds.  Entries still held may push the total over capacity until they are
  *    put; memory is therefore bounded by capacity + the chunks in use.
+ *  - Evicted values buffers go to the cache's pool (zf_cache_pool, at most
+ *    capacity / 4 idle bytes) for loaders to reuse: total memory is at most
+ *    1.25 x capacity + the chunks in use and in loading.
  *  - Prefetch (optional): background threads load chunks a reader will want
  *    next into the cache, taking no reference; a reader asking for a chunk
  *    being prefetched waits for that load (single flight) instead of loading
@@ -24,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pool.h"
+
 typedef struct zf_cache zf_cache;
 
 typedef struct zf_chunk {
@@ -33,8 +38,8 @@ typedef struct zf_chunk {
     int64_t constant;
 } zf_chunk;
 
-/* Load chunk `index` of `owner` into *out: either values (malloc'd, n of them;
- * ownership passes to the cache) or values NULL and every one of the n values
+/* Load chunk `index` of `owner` into *out: either values (malloc'd with exactly
+ * n * 8 bytes, fresh or from zf_cache_pool; ownership passes to the cache) or values NULL and every one of the n values
  * equal to constant (costs no memory).  Returns 0 or a zf_err. */
 typedef int (*zf_chunk_loader)(void *ctx, uint64_t index, zf_chunk *out);
 
@@ -51,6 +56,10 @@ int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader lo
 
 /* Give back a reference obtained from zf_cache_get; NULL is allowed. */
 void zf_cache_put(zf_cache *c, zf_chunk *chunk);
+
+/* The cache's pool of idle buffers (owned by the cache): loaders take values
+ * and scratch buffers from it and give scratch back. */
+zf_pool *zf_cache_pool(zf_cache *c);
 
 /* Would an entry of `bytes` bytes fit now without evicting another? */
 int zf_cache_room(zf_cache *c, size_t bytes);

@@ -162,7 +162,7 @@ static size_t int_len(int64_t v, uint32_t scale, const zf_unit_info *word)
 /* ---- pandas ------------------------------------------------------------ */
 
 /* Write "hh:mm:ss" for a second of the day; returns the end. */
-static inline char *put_hms(char *p, uint32_t sod)
+ZF_INLINE char *put_hms(char *p, uint32_t sod)
 {
     uint32_t h = sod / 3600u, r = sod - h * 3600u;
 #if ZF_LITTLE_ENDIAN
@@ -185,7 +185,7 @@ static inline char *put_hms(char *p, uint32_t sod)
  * branch-free but for the size class: two or eight digits shifted past their
  * leading zeros, stored as one word (bytes beyond the end are overwritten by
  * the caller's " days"). */
-static inline char *put_days(char *p, uint64_t days)
+ZF_INLINE char *put_days(char *p, uint64_t days)
 {
 #if ZF_LITTLE_ENDIAN
     if (days < 100u) { /* the common case: two digits, the first dropped below 10 */
@@ -209,7 +209,7 @@ static inline char *put_days(char *p, uint64_t days)
 }
 
 /* Write " days " or " days +" and the time of day; returns the end. */
-static inline char *put_day_tail(char *p, int neg, uint32_t sod)
+ZF_INLINE char *put_day_tail(char *p, int neg, uint32_t sod)
 {
     memcpy(p, " days + ", 8); /* the time overwrites what is not needed */
     return put_hms(p + 6 + neg, sod);
@@ -229,7 +229,7 @@ typedef struct pd64 {
  * n is shifted by a whole number of days, bias >= 2^63, so that one unsigned
  * division gives floor days and a non-negative remainder without branches;
  * the caller keeps n below 2^64 - bias. */
-static inline pd64 pd_split64(int64_t n, uint64_t p, uint32_t to_ns)
+ZF_INLINE pd64 pd_split64(int64_t n, uint64_t p, uint32_t to_ns)
 {
     pd64 q;
     const uint64_t per_day = p * ZF_S_PER_DAY;
@@ -252,7 +252,7 @@ typedef struct frac_class {
     uint64_t any, sub_us; /* 0 or 1: ns != 0, ns % 1000 != 0 */
 } frac_class;
 
-static inline frac_class pd_frac_class(uint32_t ns)
+ZF_INLINE frac_class pd_frac_class(uint32_t ns)
 {
     frac_class c = {((uint64_t)ns + UINT32_MAX) >> 32,
                     ((uint64_t)(ns % 1000u) + UINT32_MAX) >> 32};
@@ -260,7 +260,7 @@ static inline frac_class pd_frac_class(uint32_t ns)
 }
 
 /* Bytes of the pandas fraction: 0, 7 or 10. */
-static inline unsigned pd_frac_len(uint32_t ns)
+ZF_INLINE unsigned pd_frac_len(uint32_t ns)
 {
     frac_class c = pd_frac_class(ns);
     return (unsigned)(c.any * 7u + c.sub_us * 3u);
@@ -270,7 +270,7 @@ static inline unsigned pd_frac_len(uint32_t ns)
 /* The fraction after the time "hh:mm:ss" that ends at p, without a branch:
  * one 8-byte store ending at p + flen and one 2-byte store, each rewriting
  * bytes of the time when the fraction is shorter; returns the end. */
-static inline char *put_ns_frac(char *p, uint32_t ns)
+ZF_INLINE char *put_ns_frac(char *p, uint32_t ns)
 {
     frac_class c = pd_frac_class(ns);
     uint64_t m0 = c.any - 1, m7 = 0 - (c.any - c.sub_us), m10 = 0 - c.sub_us; /* masks */
@@ -288,7 +288,7 @@ static inline char *put_ns_frac(char *p, uint32_t ns)
 }
 #else
 /* The fraction after the time that ends at p; returns the end. */
-static inline char *put_ns_frac(char *p, uint32_t ns)
+ZF_INLINE char *put_ns_frac(char *p, uint32_t ns)
 {
     unsigned flen = pd_frac_len(ns);
     if (!flen)
@@ -304,7 +304,7 @@ static inline char *put_ns_frac(char *p, uint32_t ns)
 
 /* Text of a fast-case value for zf_fmt_lines: the fraction always as nine
  * digits, cut by the returned length (the bytes past it are scratch). */
-static inline size_t pd64_text_scratch(pd64 q, char *out)
+ZF_INLINE size_t pd64_text_scratch(pd64 q, char *out)
 {
     out[0] = '-';
     char *p = put_day_tail(put_days(out + q.neg, q.days), q.neg, q.sod);
@@ -321,20 +321,20 @@ static inline size_t pd64_text_scratch(pd64 q, char *out)
 }
 
 /* Text of a fast-case value. */
-static inline size_t pd64_text(pd64 q, char *out)
+ZF_INLINE size_t pd64_text(pd64 q, char *out)
 {
     out[0] = '-';
     char *p = put_day_tail(put_days(out + q.neg, q.days), q.neg, q.sod);
     return (size_t)(put_ns_frac(p, q.ns) - out);
 }
 
-static inline size_t pd64_len(pd64 q)
+ZF_INLINE size_t pd64_len(pd64 q)
 {
     return (size_t)(2 * q.neg) + zf_ndig64(q.days) + 14u + pd_frac_len(q.ns);
 }
 
 /* The fast case for v in pandas format, or 0 if v is not one. */
-static inline int pd_fast(const zf_fmt *f, int64_t v, pd64 *q)
+ZF_INLINE int pd_fast(const zf_fmt *f, int64_t v, pd64 *q)
 {
     int64_t n;
     if (f->format != ZF_FORMAT_PANDAS || v == ZF_NAT ||
@@ -488,14 +488,22 @@ size_t zf_fmt_len(const zf_fmt *f, int64_t v)
 
 /* ---- runs of values ---------------------------------------------------- */
 
-/* zf_fmt_len_sum for pandas, scale 1, a unit of 1/p s (constants once inlined) */
-static inline uint64_t pd_len_sum(const zf_fmt *f, const int64_t *v, size_t n, uint64_t p,
-                                  uint32_t to_ns)
+/* values the run formatters leave to the general formatter: NaT and those too close
+ * to INT64_MAX for the biased split */
+ZF_INLINE int pd_slow(int64_t x)
+{
+    return __builtin_expect(x == ZF_NAT || x > INT64_MAX - ZF_FAST_ROOM, 0);
+}
+
+/* zf_fmt_len_sum for pandas, scale 1, a unit of 1/p s (always inlined, as
+ * pd_lines below, so that p is a constant) */
+ZF_INLINE uint64_t pd_len_sum(const zf_fmt *f, const int64_t *v, size_t n, uint64_t p,
+                              uint32_t to_ns)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t x = v[i];
-        if (__builtin_expect(x == ZF_NAT || x > INT64_MAX - ZF_FAST_ROOM, 0))
+        if (pd_slow(x))
             sum += fmt_len(f, x);
         else
             sum += pd64_len(pd_split64(x, p, to_ns));
@@ -527,9 +535,12 @@ static size_t line_room(const zf_fmt *f)
     return (f->nat_len > ZF_VALUE_MAX ? f->nat_len : ZF_VALUE_MAX) + 1u;
 }
 
-/* zf_fmt_lines for pandas, scale 1, a unit of 1/p s */
-static inline zf_lines pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out,
-                                size_t cap, uint64_t p, uint32_t to_ns)
+/* zf_fmt_lines for pandas, scale 1, a unit of 1/p s.  Always inlined: each
+ * caller's constant p turns the divisions into multiplications (a run-time
+ * 64-bit division per value would cost more than the rest of the line). */
+ZF_INLINE zf_lines
+pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap, uint64_t p,
+         uint32_t to_ns)
 {
     zf_lines r = {0, 0, 0};
     size_t room = line_room(f);
@@ -537,7 +548,7 @@ static inline zf_lines pd_lines(const zf_fmt *f, const int64_t *v, size_t n, cha
         int64_t x = v[r.count];
         char *q = out + r.bytes;
         size_t len;
-        if (__builtin_expect(x == ZF_NAT || x > INT64_MAX - ZF_FAST_ROOM, 0))
+        if (pd_slow(x))
             len = fmt_value(f, x, q);
         else
             len = pd64_text_scratch(pd_split64(x, p, to_ns), q);

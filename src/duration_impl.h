@@ -30,6 +30,10 @@ typedef struct zf_unit_info {
 } zf_unit_info;
 
 extern const zf_unit_info zf_units[ZF_UNIT_GENERIC + 1];
+/* For the per-value helpers of the formatters: inlined whatever the
+ * compiler's heuristics say, so that constant units fold into them. */
+#define ZF_INLINE static inline __attribute__((always_inline))
+
 extern const char zf_dig2[201];    /* "00".."99" */
 extern const uint64_t zf_p10[20];  /* 10^0..10^19 */
 

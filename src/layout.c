@@ -283,8 +283,8 @@ static int measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, pass_scrat
     int rc;
     if (zf_array_cache_room(l->a, 1 + reserve) || ci + 1 == zf_array_nchunks(l->a)) {
         rc = zf_array_get_chunk(l->a, ci, &ch);
-    } else if (!s->values &&
-               !(s->values = malloc((size_t)zf_array_chunk_elems(l->a) * sizeof *s->values))) {
+    } else if (!s->values && !(s->values = zf_pool_alloc((size_t)zf_array_chunk_elems(l->a) *
+                                                         sizeof *s->values))) {
         rc = ZF_ENOMEM;
     } else {
         rc = zf_array_decode(l->a, ci, s->values, &s->raw, &own);

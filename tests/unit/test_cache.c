@@ -1,0 +1,261 @@
+/* test_cache.c - unit tests for the chunk cache (src/cache.c) and the buffer
+ * pool behind it (src/pool.c).
+ *
+ * Checks the contracts written in cache.h and pool.h: hits share one entry,
+ * the byte bound holds (held entries may exceed it until put), errors are not
+ * cached, concurrent misses of one key load once, evicted values buffers are
+ * reused by later loads through the pool, the pool keeps no more than its
+ * limit, and prefetched chunks are found by later gets.  Run from tests/. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "err.h"
+#include "pool.h"
+
+static int checks, failures;
+
+#define CHECK(cond, ...)                                                          \
+    do {                                                                          \
+        checks++;                                                                 \
+        if (!(cond)) {                                                            \
+            failures++;                                                           \
+            fprintf(stderr, "%s:%d: FAIL (%s): ", __FILE__, __LINE__, #cond);     \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+        }                                                                         \
+    } while (0)
+
+#define MIB ((size_t)1 << 20)
+
+/* a loader of chunks of `n` values where value i of chunk k is k * 1000 + i;
+ * chunk `bad` fails; counts its calls; takes its buffers from the pool */
+typedef struct source {
+    zf_cache *cache;
+    uint64_t n, bad;
+    int loads, reused;
+    int64_t delay_ms;
+    pthread_mutex_t mu;
+} source;
+
+static int load(void *ctx, uint64_t index, zf_chunk *out)
+{
+    source *s = ctx;
+    pthread_mutex_lock(&s->mu);
+    s->loads++;
+    pthread_mutex_unlock(&s->mu);
+    if (s->delay_ms)
+        nanosleep(&(struct timespec){0, s->delay_ms * 1000000}, NULL);
+    if (index == s->bad)
+        return ZF_ECORRUPT;
+    size_t bytes = (size_t)s->n * sizeof(int64_t), cap = 0;
+    int64_t *v = zf_pool_take(zf_cache_pool(s->cache), bytes, bytes, &cap);
+    if (v) {
+        pthread_mutex_lock(&s->mu);
+        s->reused++;
+        pthread_mutex_unlock(&s->mu);
+    } else if (!(v = malloc(bytes))) {
+        return ZF_ENOMEM;
+    }
+    for (uint64_t i = 0; i < s->n; i++)
+        v[i] = (int64_t)(index * 1000 + i);
+    out->values = v;
+    out->n = s->n;
+    return ZF_OK;
+}
+
+static int chunk_ok(const zf_chunk *c, uint64_t index, uint64_t n)
+{
+    if (!c || !c->values || c->n != n)
+        return 0;
+    for (uint64_t i = 0; i < n; i += n / 7 + 1)
+        if (c->values[i] != (int64_t)(index * 1000 + i))
+            return 0;
+    return c->values[n - 1] == (int64_t)(index * 1000 + n - 1);
+}
+
+static void source_init(source *s, zf_cache *c, uint64_t n)
+{
+    memset(s, 0, sizeof *s);
+    s->cache = c;
+    s->n = n;
+    s->bad = UINT64_MAX;
+    pthread_mutex_init(&s->mu, NULL);
+}
+
+/* hits share the entry; a miss loads once; errors are not cached */
+static void test_hits_and_errors(void)
+{
+    zf_cache *c = zf_cache_new(64 * MIB);
+    source s;
+    source_init(&s, c, 1000);
+    s.bad = 3;
+    zf_chunk *a, *b, *e = NULL;
+    CHECK(zf_cache_get(c, 1, 0, load, &s, &a) == ZF_OK && chunk_ok(a, 0, 1000), "first get");
+    CHECK(zf_cache_get(c, 1, 0, load, &s, &b) == ZF_OK && b == a, "hit returns the same entry");
+    CHECK(s.loads == 1, "one load for two gets, got %d", s.loads);
+    zf_chunk *other;
+    CHECK(zf_cache_get(c, 2, 0, load, &s, &other) == ZF_OK && other != a,
+          "another owner is another key");
+    CHECK(zf_cache_get(c, 1, 3, load, &s, &e) == ZF_ECORRUPT, "a failing load fails");
+    CHECK(zf_cache_get(c, 1, 3, load, &s, &e) == ZF_ECORRUPT && s.loads == 4,
+          "the error is not cached: loaded again (%d loads)", s.loads);
+    zf_cache_put(c, a);
+    zf_cache_put(c, b);
+    zf_cache_put(c, other);
+    zf_cache_put(c, NULL);
+    zf_cache_free(c);
+    pthread_mutex_destroy(&s.mu);
+}
+
+/* resident bytes stay under capacity once nothing is held; evicted buffers
+ * come back through the pool */
+static void test_bound_and_reuse(void)
+{
+    const uint64_t n = MIB / 8 * 2; /* 2 MiB chunks */
+    zf_cache *c = zf_cache_new(8 * MIB);
+    source s;
+    source_init(&s, c, n);
+    for (uint64_t k = 0; k < 20; k++) {
+        zf_chunk *ch;
+        CHECK(zf_cache_get(c, 7, k, load, &s, &ch) == ZF_OK && chunk_ok(ch, k, n), "chunk %llu",
+              (unsigned long long)k);
+        zf_cache_put(c, ch);
+    }
+    CHECK(s.loads == 20, "20 loads, got %d", s.loads);
+    /* 8 MiB holds three 2 MiB chunks plus overheads: evictions from the 4th on */
+    CHECK(s.reused >= 15, "evicted buffers are reused: %d of 20 loads", s.reused);
+    CHECK(!zf_cache_room(c, 4 * MIB), "the cache is full");
+    /* the most recent chunks are still there, the first ones are not */
+    int before = s.loads;
+    zf_chunk *ch;
+    CHECK(zf_cache_get(c, 7, 19, load, &s, &ch) == ZF_OK && s.loads == before, "19 is cached");
+    zf_cache_put(c, ch);
+    CHECK(zf_cache_get(c, 7, 0, load, &s, &ch) == ZF_OK && s.loads == before + 1 &&
+              chunk_ok(ch, 0, n), "0 was evicted and loads again");
+    zf_cache_put(c, ch);
+
+    /* held entries may exceed the capacity until they are put */
+    zf_chunk *held[6];
+    for (uint64_t k = 0; k < 6; k++)
+        CHECK(zf_cache_get(c, 8, k, load, &s, &held[k]) == ZF_OK && chunk_ok(held[k], k, n),
+              "held chunk %llu", (unsigned long long)k);
+    for (uint64_t k = 0; k < 6; k++)
+        CHECK(chunk_ok(held[k], k, n), "held chunk %llu intact after later loads",
+              (unsigned long long)k);
+    for (uint64_t k = 0; k < 6; k++)
+        zf_cache_put(c, held[k]);
+    zf_cache_free(c);
+    pthread_mutex_destroy(&s.mu);
+}
+
+typedef struct racer {
+    zf_cache *c;
+    source *s;
+    int ok;
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    zf_chunk *ch;
+    r->ok = zf_cache_get(r->c, 1, 5, load, r->s, &ch) == ZF_OK && chunk_ok(ch, 5, r->s->n);
+    zf_cache_put(r->c, ch);
+    return NULL;
+}
+
+/* concurrent misses of one key: one load, all callers get the chunk */
+static void test_single_flight(void)
+{
+    zf_cache *c = zf_cache_new(16 * MIB);
+    source s;
+    source_init(&s, c, 4096);
+    s.delay_ms = 50;
+    pthread_t t[8];
+    racer r[8];
+    for (int i = 0; i < 8; i++) {
+        r[i] = (racer){c, &s, 0};
+        pthread_create(&t[i], NULL, race, &r[i]);
+    }
+    int ok = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+        ok += r[i].ok;
+    }
+    CHECK(ok == 8, "all 8 callers got the chunk (%d)", ok);
+    CHECK(s.loads == 1, "one load for 8 concurrent misses, got %d", s.loads);
+    zf_cache_free(c);
+    pthread_mutex_destroy(&s.mu);
+}
+
+/* a prefetched chunk is found without another load */
+static void test_prefetch(void)
+{
+    zf_cache *c = zf_cache_new(64 * MIB);
+    source s;
+    source_init(&s, c, 1024);
+    CHECK(zf_cache_start_prefetch(c, 2) == ZF_OK, "prefetch threads start");
+    zf_cache_prefetch(c, 3, 9, 1024 * 8, load, &s);
+    zf_chunk *ch;
+    CHECK(zf_cache_get(c, 3, 9, load, &s, &ch) == ZF_OK && chunk_ok(ch, 9, 1024), "get 9");
+    zf_cache_put(c, ch);
+    CHECK(s.loads == 1, "loaded once (prefetch or get, not both): %d", s.loads);
+    zf_cache_prefetch(c, 3, 10, (size_t)64 * MIB, load, &s); /* too big to keep: dropped */
+    zf_cache_cancel(c, 3);
+    CHECK(s.loads == 1, "an oversized prefetch is not run: %d loads", s.loads);
+    zf_cache_free(c);
+    pthread_mutex_destroy(&s.mu);
+}
+
+/* the pool: smallest fitting buffer, the limit, the minimum size kept */
+static void test_pool(void)
+{
+    zf_pool *p = zf_pool_new(10 * MIB);
+    size_t cap = 0;
+    CHECK(zf_pool_take(p, 0, SIZE_MAX, &cap) == NULL, "empty pool");
+    void *a = malloc(4 * MIB), *b = malloc(2 * MIB), *c = malloc(3 * MIB), *tiny = malloc(4096);
+    memset(a, 1, 4 * MIB);
+    zf_pool_give(p, a, 4 * MIB);
+    zf_pool_give(p, b, 2 * MIB);
+    zf_pool_give(p, c, 3 * MIB);  /* 9 MiB idle */
+    zf_pool_give(p, tiny, 4096); /* below the minimum: freed */
+    void *x = malloc(2 * MIB);
+    zf_pool_give(p, x, 2 * MIB); /* over the limit: freed */
+    CHECK(zf_pool_take(p, 5 * MIB, SIZE_MAX, &cap) == NULL, "nothing of 5 MiB or more");
+    void *got = zf_pool_take(p, 2 * MIB + 1, SIZE_MAX, &cap);
+    CHECK(got == c && cap == 3 * MIB, "the smallest that fits (3 MiB), got %zu", cap);
+    free(got);
+    got = zf_pool_take(p, 4 * MIB, 4 * MIB, &cap);
+    CHECK(got == a && cap == 4 * MIB && ((char *)got)[4 * MIB - 1] == 1, "exact 4 MiB, contents kept");
+    free(got);
+    got = zf_pool_take(p, 0, SIZE_MAX, &cap);
+    CHECK(got == b && cap == 2 * MIB, "the last one");
+    free(got);
+    CHECK(zf_pool_take(p, 0, SIZE_MAX, &cap) == NULL, "empty again");
+    zf_pool_give(p, NULL, 0);
+    for (int i = 0; i < 20; i++) /* more than the slots: the rest freed */
+        zf_pool_give(p, malloc(256 << 10), 256 << 10);
+    int kept = 0;
+    while ((got = zf_pool_take(p, 0, SIZE_MAX, &cap)) != NULL) {
+        kept++;
+        free(got);
+    }
+    CHECK(kept == 16, "16 slots, kept %d", kept);
+    zf_pool_give(p, malloc(MIB), MIB);
+    zf_pool_free(p); /* frees what it holds (valgrind / ASan check) */
+    zf_pool_free(NULL);
+}
+
+int main(void)
+{
+    test_hits_and_errors();
+    test_bound_and_reuse();
+    test_single_flight();
+    test_prefetch();
+    test_pool();
+    printf("test_cache: %d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}
