@@ -16,6 +16,7 @@
 typedef struct cli {
     char *store;
     char *cache_size;
+    char *read_ahead;
     char *format;
     char *nat;
     int follow_symlinks;
@@ -27,6 +28,7 @@ typedef struct cli {
 #define OPT(t, f, v) {t, offsetof(cli, f), v}
 static const struct fuse_opt cli_spec[] = {
     OPT("cache_size=%s", cache_size, 0),
+    OPT("read_ahead=%s", read_ahead, 0),
     OPT("format=%s", format, 0),
     OPT("nat=%s", nat, 0),
     OPT("follow_symlinks", follow_symlinks, 1),
@@ -56,6 +58,8 @@ static void usage(const char *prog)
            "duration per line) and NAME.csv (indices and duration).\n\n"
            "zarrfs options:\n"
            "    -o cache_size=BYTES    bound on decoded chunk memory (K/M/G suffixes; default 256M)\n"
+           "    -o read_ahead=BYTES    kernel read-ahead window of the mount (default 4M; 0 leaves\n"
+           "                           the kernel's; needs root)\n"
            "    -o format=FORMAT       pandas (default), iso, numpy, seconds or raw\n"
            "    -o nat=TEXT            text shown for NaT (default NaT)\n"
            "    -o follow_symlinks     follow symlinks that leave the store\n"
@@ -63,6 +67,9 @@ static void usage(const char *prog)
            "    -o timeout=SECONDS     how long the kernel caches names and sizes, and how\n"
            "                           often the store is re-checked for changes (default 1)\n\n", prog);
 }
+
+#define ZF_READ_AHEAD ((size_t)4 << 20)     /* see fs/readahead.c */
+#define ZF_READ_AHEAD_MAX ((size_t)1 << 30)
 
 /* parse "256M"-style sizes; 0 on error */
 static size_t parse_size(const char *s)
@@ -142,8 +149,13 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
     char index_dir[4096];
     if (!c->no_index_cache && zf_idxcache_default_dir(index_dir, sizeof index_dir) == 0)
         lo.index_dir = index_dir;
+    size_t read_ahead = c->read_ahead ? parse_size(c->read_ahead) : ZF_READ_AHEAD;
     if (!cache_bytes)
         return fail("invalid cache_size", c->cache_size);
+    if (c->read_ahead && !read_ahead && strcmp(c->read_ahead, "0") != 0)
+        return fail("invalid read_ahead", c->read_ahead);
+    if (read_ahead > ZF_READ_AHEAD_MAX)
+        return fail("read_ahead is larger than 1G", c->read_ahead);
     if (!(c->timeout >= 0 && c->timeout <= 1e9))
         return fail("invalid timeout", NULL);
     if (c->format && zf_format_parse(c->format, &lo.format))
@@ -168,7 +180,9 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         return r;
     }
     zf_fs fs = {.store = store, .cache = cache, .opts = &lo, .timeout = c->timeout,
-                .uid = getuid(), .gid = getgid(), .mtime = st.st_mtim};
+                .uid = getuid(), .gid = getgid(), .mtime = st.st_mtim,
+                .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(read_ahead >> 10),
+                .read_ahead_asked = c->read_ahead != NULL};
     if (zf_gen_start(&fs, tree) != 0) {
         zf_tree_free(tree);
         rc = fail("out of memory", NULL);
@@ -212,6 +226,7 @@ out:
     free(o.mountpoint);
     free(c.store);
     free(c.cache_size);
+    free(c.read_ahead);
     free(c.format);
     free(c.nat);
     fuse_opt_free_args(&args);

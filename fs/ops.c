@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,10 +99,22 @@ static handle *handle_of(struct fuse_file_info *fi)
     return (handle *)(uintptr_t)fi->fh;
 }
 
+/* once, on the first open (INIT has been answered by then): widen the
+ * kernel's read-ahead window of the mount */
+static void apply_read_ahead(zf_fs *fs)
+{
+    if (!fs->read_ahead_kb || __atomic_exchange_n(&fs->read_ahead_tried, 1, __ATOMIC_ACQ_REL))
+        return;
+    int rc = zf_readahead_set(fs->mountpoint, fs->read_ahead_kb);
+    if (rc && fs->read_ahead_asked)
+        fprintf(stderr, "zarrfs: cannot set read_ahead (needs root): %s\n", strerror(-rc));
+}
+
 /* open a node of the current generation; the open handle keeps it alive */
 static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int dir)
 {
     zf_fs *fs = fs_of(req);
+    apply_read_ahead(fs);
     zf_gen *g = zf_gen_get(fs);
     const zf_node *n = zf_tree_node(g->tree, ino);
     int err = !n ? ENOENT : dir && !n->is_dir ? ENOTDIR : !dir && n->is_dir ? EISDIR : 0;

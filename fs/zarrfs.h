@@ -36,11 +36,19 @@ typedef struct zf_fs {
     double checked;          /* monotonic time of the last check */
     int checking;            /* a check is running */
     uint64_t generation;     /* versions of the store seen so far, minus one */
+    const char *mountpoint;  /* where we are mounted (absolute) */
+    unsigned read_ahead_kb;  /* read-ahead window to set on the mount; 0: leave it */
+    int read_ahead_asked;    /* given with -o read_ahead: say when it cannot be set */
+    int read_ahead_tried;    /* the window was set (or failed) on a first open */
 } zf_fs;
 
 /* The current generation with one reference (re-checking the store first if
  * the timeout has passed).  Give it back with zf_gen_put. */
 zf_gen *zf_gen_get(zf_fs *fs);
+
+/* Set the read-ahead window (KiB) of the FUSE mount at mountpoint through
+ * sysfs; needs root and must follow the INIT reply.  0 or a negative errno. */
+int zf_readahead_set(const char *mountpoint, unsigned kb);
 
 /* Drop a reference; the last one frees the generation's tree. */
 void zf_gen_put(zf_fs *fs, zf_gen *g);

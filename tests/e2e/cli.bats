@@ -154,6 +154,37 @@ oracle_ns() {
     [[ $ZF_RC != 0 && $ZF_RC != 124 ]] || fail "exit status $ZF_RC"
 }
 
+# the read-ahead window of the mount's bdi, in KiB (sysfs; the tests run as root)
+ra_kb() {
+    local dev
+    dev=$(mountpoint -d "$ZF_MNT") || return 1
+    cat "/sys/class/bdi/$dev/read_ahead_kb"
+}
+
+@test "cli: the mount's read-ahead window is 4 MiB, or -o read_ahead, once a file is opened" {
+    [[ $(id -u) == 0 ]] || skip "setting read_ahead_kb needs root"
+    oracle_ns
+    local opt want
+    for opt in "" 1M 64K 0; do
+        if [[ -n $opt ]]; then zf_mount "$ZF_FIXTURES/$NS.zarr" -o "read_ahead=$opt"
+        else zf_mount "$ZF_FIXTURES/$NS.zarr"; fi
+        zf_t cat "$ZF_MNT/$NS.txt" >"$EXP/got" || fail "cat failed with read_ahead=$opt"
+        zf_cmp "$EXP/txt" "$EXP/got"
+        case $opt in "") want=4096 ;; 1M) want=1024 ;; 64K) want=64 ;; 0) want=128 ;; esac
+        [[ $(ra_kb) == "$want" ]] || fail "read_ahead=$opt: read_ahead_kb is $(ra_kb), want $want"
+        zf_unmount || fail "unmount with read_ahead=$opt"
+    done
+}
+
+@test "cli: -o read_ahead=bogus is rejected (non-zero exit, nothing mounted)" {
+    local mnt
+    zf_mktemp mnt
+    zf_run_cli -f -o read_ahead=bogus "$ZF_FIXTURES/$NS.zarr" "$mnt"
+    if zf_is_mounted "$mnt"; then fusermount3 -uz "$mnt" || true; fail "mounted with read_ahead=bogus"; fi
+    [[ $ZF_RC != 0 && $ZF_RC != 124 ]] || fail "exit status $ZF_RC"
+    grep -q 'read_ahead' "$ZF_ERR" || fail "no message naming read_ahead: $(cat "$ZF_ERR")"
+}
+
 @test "cli: -s (single-threaded) mounts and reads" {
     oracle_ns
     zf_mount "$ZF_FIXTURES/$NS.zarr" -s
