@@ -100,20 +100,19 @@ static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t 
     return zf_meta_chunk_key(&a->meta, coords, buf + len, cap - len);
 }
 
-/* decode `raw` with pipeline p into buf (room for its chunk elements), or
- * into a buffer of exactly that size from pool (reused, or new) when buf is NULL */
+/* decode `raw` with pipeline p into buf (room for its chunk elements), or a
+ * new array of them when buf is NULL */
 static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, int64_t *buf,
-                        zf_pool *pool, zf_chunk *out, char *err, size_t errcap)
+                        zf_chunk *out, char *err, size_t errcap)
 {
     uint64_t elems = zf_pipeline_chunk_elems(p);
-    size_t bytes = (size_t)elems * sizeof(int64_t), cap;
-    int64_t *v = buf ? buf : zf_pool_take(pool, bytes, bytes, &cap);
-    if (!v && !(v = zf_pool_alloc(bytes)))
+    int64_t *v = buf ? buf : zf_pool_alloc((size_t)elems * sizeof *v);
+    if (!v)
         return ZF_ENOMEM;
     int rc = zf_pipeline_decode(p, raw, rawn, v, err, errcap);
     if (rc) {
         if (v != buf)
-            zf_pool_give(pool, v, bytes);
+            free(v);
         return rc;
     }
     out->values = v;
@@ -236,7 +235,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
             rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p);
     }
     if (rc == ZF_OK)
-        rc = decode_chunk(p, raw->p, rawn, buf, zf_cache_pool(a->cache), out, err, errcap);
+        rc = decode_chunk(p, raw->p, rawn, buf, out, err, errcap);
     return rc;
 }
 
@@ -276,7 +275,7 @@ uint64_t zf_array_chunk_elems(const zf_array *a)
 }
 
 /* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
- * (into buf, or a pool buffer if NULL), or fill */
+ * (into buf, or new memory if NULL), or fill */
 static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
                      zf_chunk *out)
 {
@@ -305,10 +304,10 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     return ZF_OK;
 }
 
-/* cache loader */
-static int load_chunk(void *ctx, uint64_t index, zf_chunk *out)
+/* cache loader: decodes into buf when the cache has one */
+static int load_chunk(void *ctx, uint64_t index, void *buf, zf_chunk *out)
 {
-    return load_into(ctx, index, NULL, NULL, out);
+    return load_into(ctx, index, buf, NULL, out);
 }
 
 int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
@@ -324,7 +323,8 @@ int zf_array_cache_room(const zf_array *a, unsigned chunks)
 
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)
 {
-    return zf_cache_get(a->cache, a->id, index, load_chunk, a, out);
+    size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
+    return zf_cache_get(a->cache, a->id, index, bytes, load_chunk, a, out);
 }
 
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)

@@ -25,6 +25,7 @@ typedef struct entry {
 /* a background load waiting for a prefetch thread */
 typedef struct job {
     uint64_t owner, index;
+    size_t bytes;
     zf_chunk_loader load;
     void *ctx;
 } job;
@@ -40,7 +41,7 @@ struct zf_cache {
     pthread_mutex_t mu;
     pthread_cond_t loaded;
     size_t capacity, used;
-    zf_pool *pool;              /* evicted values buffers, for the next loads */
+    zf_pool *pool;              /* loaders' scratch buffers */
     size_t nbuckets, count;
     entry **buckets;
     entry *head, *tail;
@@ -64,7 +65,7 @@ zf_cache *zf_cache_new(size_t capacity)
         return NULL;
     c->nbuckets = 256;
     c->buckets = calloc(c->nbuckets, sizeof *c->buckets);
-    c->pool = zf_pool_new(capacity / 4);
+    c->pool = zf_pool_new(capacity / 8);
     if (!c->buckets || !c->pool) {
         free(c->buckets);
         zf_pool_free(c->pool);
@@ -79,9 +80,9 @@ zf_cache *zf_cache_new(size_t capacity)
     return c;
 }
 
-static void entry_free(zf_cache *c, entry *e)
+static void entry_free(entry *e)
 {
-    zf_pool_give(c->pool, (void *)e->pub.values, (size_t)e->pub.n * sizeof(int64_t));
+    free((void *)e->pub.values);
     free(e);
 }
 
@@ -103,7 +104,7 @@ void zf_cache_free(zf_cache *c)
     stop_workers(c);
     for (entry *e = c->head, *n; e; e = n) {
         n = e->next;
-        entry_free(c, e);
+        entry_free(e);
     }
     free(c->buckets);
     zf_pool_free(c->pool);
@@ -165,18 +166,33 @@ static void unlink_entry(zf_cache *c, entry *e)
     c->count--;
     c->used -= e->bytes;
     if (--e->refs == 0)
-        entry_free(c, e);
+        entry_free(e);
+}
+
+/* evict least recently used entries no one holds while over capacity; the
+ * values buffer of one of them that is exactly `bytes` long (0: none) is not
+ * freed but returned, for a load to decode into */
+static void *reclaim(zf_cache *c, size_t bytes)
+{
+    void *keep = NULL;
+    entry *e = c->tail;
+    while (c->used > c->capacity && e) {
+        entry *prev = e->prev;
+        if (e->refs == 1 && e->state == READY) {
+            if (!keep && bytes && e->pub.values && (size_t)e->pub.n * sizeof(int64_t) == bytes) {
+                keep = (void *)e->pub.values;
+                e->pub.values = NULL;
+            }
+            unlink_entry(c, e);
+        }
+        e = prev;
+    }
+    return keep;
 }
 
 static void evict(zf_cache *c)
 {
-    entry *e = c->tail;
-    while (c->used > c->capacity && e) {
-        entry *prev = e->prev;
-        if (e->refs == 1 && e->state == READY)
-            unlink_entry(c, e);
-        e = prev;
-    }
+    reclaim(c, 0);
 }
 
 /* wait for a load in progress; returns with a reference held or an error */
@@ -191,18 +207,28 @@ static int wait_loaded(zf_cache *c, entry *e, zf_chunk **out)
     }
     int rc = e->err;
     if (--e->refs == 0)
-        entry_free(c, e);
+        entry_free(e);
     return rc;
 }
 
-static int load_new(zf_cache *c, entry *e, zf_chunk_loader load, void *ctx, zf_chunk **out)
+/* load e, whose `bytes` are counted from the start: a load in progress takes
+ * its room in the cache, and the buffer of the entry it evicts to make that
+ * room is the one it decodes into (no fresh pages per chunk) */
+static int load_new(zf_cache *c, entry *e, size_t bytes, zf_chunk_loader load, void *ctx,
+                    zf_chunk **out)
 {
+    e->bytes = bytes + sizeof(entry);
+    c->used += e->bytes;
+    void *buf = reclaim(c, bytes);
     pthread_mutex_unlock(&c->mu);
     zf_chunk got = {NULL, 0, 0};
-    int rc = load(ctx, e->index, &got);
+    int rc = load(ctx, e->index, buf, &got);
+    if (buf && got.values != buf)
+        free(buf); /* not used (a missing chunk, an error) */
     pthread_mutex_lock(&c->mu);
     if (rc == ZF_OK) {
         e->pub = got;
+        c->used -= e->bytes;
         e->bytes = (got.values ? (size_t)got.n * sizeof(int64_t) : 0) + sizeof(entry);
         c->used += e->bytes;
         e->state = READY;
@@ -218,8 +244,8 @@ static int load_new(zf_cache *c, entry *e, zf_chunk_loader load, void *ctx, zf_c
     return rc;
 }
 
-int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader load, void *ctx,
-                 zf_chunk **out)
+int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes, zf_chunk_loader load,
+                 void *ctx, zf_chunk **out)
 {
     pthread_mutex_lock(&c->mu);
     entry *e = *slot(c, owner, index);
@@ -241,7 +267,7 @@ int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader lo
         lru_push(c, e);
         if (++c->count > c->nbuckets)
             grow(c);
-        rc = load_new(c, e, load, ctx, out);
+        rc = load_new(c, e, bytes, load, ctx, out);
     }
     pthread_mutex_unlock(&c->mu);
     return rc;
@@ -254,7 +280,7 @@ void zf_cache_put(zf_cache *c, zf_chunk *chunk)
     entry *e = (entry *)chunk;
     pthread_mutex_lock(&c->mu);
     if (--e->refs == 0)
-        entry_free(c, e);
+        entry_free(e);
     else if (e->linked)
         evict(c);
     pthread_mutex_unlock(&c->mu);
@@ -295,7 +321,7 @@ static void *prefetch_worker(void *arg)
         w->owner = j.owner;
         pthread_mutex_unlock(&c->mu);
         zf_chunk *ch;
-        if (zf_cache_get(c, j.owner, j.index, j.load, j.ctx, &ch) == ZF_OK)
+        if (zf_cache_get(c, j.owner, j.index, j.bytes, j.load, j.ctx, &ch) == ZF_OK)
             zf_cache_put(c, ch);
         pthread_mutex_lock(&c->mu);
         w->active = 0;
@@ -337,7 +363,7 @@ void zf_cache_prefetch(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes
     /* the chunk must fit four times over: the reader's, those ahead, slack */
     if (c->nworkers && !c->stop && bytes <= c->capacity / 4 && c->nqueued < ZF_PREFETCH_QUEUE &&
         !*slot(c, owner, index) && !queued(c, owner, index)) {
-        c->queue[c->nqueued++] = (job){owner, index, load, ctx};
+        c->queue[c->nqueued++] = (job){owner, index, bytes, load, ctx};
         pthread_cond_signal(&c->work);
     }
     pthread_mutex_unlock(&c->mu);

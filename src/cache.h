@@ -13,9 +13,12 @@
  *    under the capacity by evicting least recently used entries that no caller
  *    holds.  Entries still held may push the total over capacity until they are
  *    put; memory is therefore bounded by capacity + the chunks in use.
- *  - Evicted values buffers go to the cache's pool (zf_cache_pool, at most
- *    capacity / 4 idle bytes) for loaders to reuse: total memory is at most
- *    1.25 x capacity + the chunks in use and in loading.
+ *  - A load counts its expected bytes from the start: it evicts to make room
+ *    before it runs, and decodes into the buffer of an entry it evicted when
+ *    that has the right size (no fresh pages per chunk).
+ *  - Loaders' scratch buffers (stored bytes) are kept between loads in the
+ *    cache's pool, at most capacity / 8 idle bytes: memory is bounded by
+ *    1.125 x capacity + the chunks held by callers + loaders' scratch in use.
  *  - Prefetch (optional): background threads load chunks a reader will want
  *    next into the cache, taking no reference; a reader asking for a chunk
  *    being prefetched waits for that load (single flight) instead of loading
@@ -38,10 +41,12 @@ typedef struct zf_chunk {
     int64_t constant;
 } zf_chunk;
 
-/* Load chunk `index` of `owner` into *out: either values (malloc'd with exactly
- * n * 8 bytes, fresh or from zf_cache_pool; ownership passes to the cache) or values NULL and every one of the n values
- * equal to constant (costs no memory).  Returns 0 or a zf_err. */
-typedef int (*zf_chunk_loader)(void *ctx, uint64_t index, zf_chunk *out);
+/* Load chunk `index` of `owner` into *out: either values (malloc'd; ownership
+ * passes to the cache) or values NULL and every one of the n values equal to
+ * constant (costs no memory).  buf is NULL or a buffer of exactly the bytes
+ * given to zf_cache_get: the loader may decode into it and return it as
+ * values; the cache frees it otherwise.  Returns 0 or a zf_err. */
+typedef int (*zf_chunk_loader)(void *ctx, uint64_t index, void *buf, zf_chunk *out);
 
 /* New cache bounded to capacity bytes; NULL on allocation failure. */
 zf_cache *zf_cache_new(size_t capacity);
@@ -49,16 +54,16 @@ zf_cache *zf_cache_new(size_t capacity);
 /* Free the cache and every entry; no entry may still be held.  NULL is allowed. */
 void zf_cache_free(zf_cache *c);
 
-/* Look up (owner, index), loading it with load(ctx, ...) on a miss.  On
- * success *out holds one reference (release with zf_cache_put). */
-int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, zf_chunk_loader load, void *ctx,
-                 zf_chunk **out);
+/* Look up (owner, index), loading it with load(ctx, ...) on a miss; bytes is
+ * its expected decoded size.  On success *out holds one reference (release
+ * with zf_cache_put). */
+int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes, zf_chunk_loader load,
+                 void *ctx, zf_chunk **out);
 
 /* Give back a reference obtained from zf_cache_get; NULL is allowed. */
 void zf_cache_put(zf_cache *c, zf_chunk *chunk);
 
-/* The cache's pool of idle buffers (owned by the cache): loaders take values
- * and scratch buffers from it and give scratch back. */
+/* The cache's pool of idle scratch buffers (owned by the cache), for loaders. */
 zf_pool *zf_cache_pool(zf_cache *c);
 
 /* Would an entry of `bytes` bytes fit now without evicting another? */
