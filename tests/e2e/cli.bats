@@ -146,12 +146,18 @@ oracle_ns() {
     done
 }
 
-@test "cli: -o cache_size=bogus is rejected (non-zero exit, nothing mounted)" {
-    local mnt
+# mounting with -o OPT fails: non-zero exit, nothing mounted, a message naming it
+rejects_option() {
+    local mnt name=${1%%=*}
     zf_mktemp mnt
-    zf_run_cli -f -o cache_size=bogus "$ZF_FIXTURES/$NS.zarr" "$mnt"
-    if zf_is_mounted "$mnt"; then fusermount3 -uz "$mnt" || true; fail "mounted with cache_size=bogus"; fi
+    zf_run_cli -f -o "$1" "$ZF_FIXTURES/$NS.zarr" "$mnt"
+    if zf_is_mounted "$mnt"; then fusermount3 -uz "$mnt" || true; fail "mounted with $1"; fi
     [[ $ZF_RC != 0 && $ZF_RC != 124 ]] || fail "exit status $ZF_RC"
+    grep -q "$name" "$ZF_ERR" || fail "no message naming $name: $(cat "$ZF_ERR")"
+}
+
+@test "cli: -o cache_size=bogus is rejected (non-zero exit, nothing mounted)" {
+    rejects_option cache_size=bogus
 }
 
 # the read-ahead window of the mount's bdi, in KiB (sysfs; the tests run as root)
@@ -177,12 +183,7 @@ ra_kb() {
 }
 
 @test "cli: -o read_ahead=bogus is rejected (non-zero exit, nothing mounted)" {
-    local mnt
-    zf_mktemp mnt
-    zf_run_cli -f -o read_ahead=bogus "$ZF_FIXTURES/$NS.zarr" "$mnt"
-    if zf_is_mounted "$mnt"; then fusermount3 -uz "$mnt" || true; fail "mounted with read_ahead=bogus"; fi
-    [[ $ZF_RC != 0 && $ZF_RC != 124 ]] || fail "exit status $ZF_RC"
-    grep -q 'read_ahead' "$ZF_ERR" || fail "no message naming read_ahead: $(cat "$ZF_ERR")"
+    rejects_option read_ahead=bogus
 }
 
 @test "cli: -s (single-threaded) mounts and reads" {
