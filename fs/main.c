@@ -99,14 +99,10 @@ static int fail(const char *msg, const char *arg)
     return 1;
 }
 
-/* background decoders for sequential readers: one per two CPUs, 1 to 4.
- * Decoding runs ahead of formatting even with one thread per two cores, and
- * fewer threads leave the readers' threads more of the cores and hold fewer
- * chunks in flight (on two cores, one thread read 1-9 % faster than two in
- * three interleaved comparisons). */
+/* background decoders for sequential readers: one per CPU, at most 4 */
 static unsigned prefetch_threads(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 4 ? 4 : (unsigned)n;
 }
 
