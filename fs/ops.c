@@ -103,7 +103,8 @@ static handle *handle_of(struct fuse_file_info *fi)
  * kernel's read-ahead window of the mount */
 static void apply_read_ahead(zf_fs *fs)
 {
-    if (!fs->read_ahead_kb || __atomic_exchange_n(&fs->read_ahead_tried, 1, __ATOMIC_ACQ_REL))
+    if (!fs->read_ahead_kb || __atomic_load_n(&fs->read_ahead_tried, __ATOMIC_ACQUIRE) ||
+        __atomic_exchange_n(&fs->read_ahead_tried, 1, __ATOMIC_ACQ_REL))
         return;
     int rc = zf_readahead_set(fs->mountpoint, fs->read_ahead_kb);
     if (rc && fs->read_ahead_asked)

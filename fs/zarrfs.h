@@ -46,10 +46,6 @@ typedef struct zf_fs {
  * the timeout has passed).  Give it back with zf_gen_put. */
 zf_gen *zf_gen_get(zf_fs *fs);
 
-/* Set the read-ahead window (KiB) of the FUSE mount at mountpoint through
- * sysfs; needs root and must follow the INIT reply.  0 or a negative errno. */
-int zf_readahead_set(const char *mountpoint, unsigned kb);
-
 /* Drop a reference; the last one frees the generation's tree. */
 void zf_gen_put(zf_fs *fs, zf_gen *g);
 
@@ -66,6 +62,10 @@ void zf_gen_stop_notifier(zf_fs *fs);
 /* Stop the notifier and free every generation at shutdown, including those
  * still held by files the kernel never released. */
 void zf_gen_stop(zf_fs *fs);
+
+/* Set the read-ahead window (KiB) of the FUSE mount at mountpoint through
+ * sysfs; needs root and must follow the INIT reply.  0 or a negative errno. */
+int zf_readahead_set(const char *mountpoint, unsigned kb);
 
 /* The low-level operation table; userdata is a zf_fs. */
 extern const struct fuse_lowlevel_ops zf_fs_ops;

@@ -283,7 +283,7 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     zf_pool *pool = zf_cache_pool(a->cache);
     zf_store_buf tmp = {NULL, 0};
     if (!raw)
-        tmp.p = zf_pool_take(pool, 0, SIZE_MAX, &tmp.cap);
+        tmp.p = zf_pool_take(pool, 0, &tmp.cap);
     int rc = chunk_store_key(a, index, key, sizeof key);
     if (rc == ZF_OK)
         rc = check_stamp(a, index, key, err, sizeof err);

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "err.h"
-#include "pool.h"
 
 enum { LOADING, READY, FAILED };
 

@@ -488,8 +488,8 @@ size_t zf_fmt_len(const zf_fmt *f, int64_t v)
 
 /* ---- runs of values ---------------------------------------------------- */
 
-/* values the run formatters leave to the general formatter: NaT and those too close
- * to INT64_MAX for the biased split */
+/* values the run formatters leave to the general formatter: NaT and those
+ * too close to INT64_MAX for the biased split */
 ZF_INLINE int pd_slow(int64_t x)
 {
     return __builtin_expect(x == ZF_NAT || x > INT64_MAX - ZF_FAST_ROOM, 0);

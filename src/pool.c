@@ -55,12 +55,12 @@ void *zf_pool_alloc(size_t bytes)
     return p;
 }
 
-void *zf_pool_take(zf_pool *p, size_t min, size_t max, size_t *cap)
+void *zf_pool_take(zf_pool *p, size_t min, size_t *cap)
 {
     pthread_mutex_lock(&p->mu);
     unsigned best = p->n;
     for (unsigned i = 0; i < p->n; i++)
-        if (p->s[i].cap >= min && p->s[i].cap <= max && (best == p->n || p->s[i].cap < p->s[best].cap))
+        if (p->s[i].cap >= min && (best == p->n || p->s[i].cap < p->s[best].cap))
             best = i;
     void *buf = NULL;
     if (best < p->n) {

@@ -1,9 +1,10 @@
 /* pool.h - a bounded set of idle large buffers kept for reuse.
  *
  * Every fresh page a process touches is a page fault and a page cleared by
- * the kernel: for multi-megabyte chunk buffers allocated and freed once per
- * chunk that is a sixth of the daemon's CPU.  A pool keeps buffers that were
- * given back, up to `limit` idle bytes, and hands them out again.
+ * the kernel: for multi-megabyte buffers allocated and freed once per chunk
+ * (the stored bytes a load reads) that was a sixth of the daemon's CPU.  A
+ * pool keeps buffers that were given back, up to `limit` idle bytes, and
+ * hands them out again.
  *
  * Contract:
  *  - Buffers are malloc'd memory.  zf_pool_take passes ownership of a buffer
@@ -27,9 +28,9 @@ zf_pool *zf_pool_new(size_t limit);
 /* Free the pool and every idle buffer.  NULL is allowed. */
 void zf_pool_free(zf_pool *p);
 
-/* An idle buffer whose capacity is within [min, max] (the smallest such), its
- * capacity in *cap; NULL if there is none.  The caller owns it. */
-void *zf_pool_take(zf_pool *p, size_t min, size_t max, size_t *cap);
+/* The smallest idle buffer of at least min bytes, its capacity in *cap; NULL
+ * if there is none.  The caller owns it. */
+void *zf_pool_take(zf_pool *p, size_t min, size_t *cap);
 
 /* A new buffer of `bytes` bytes, to be freed with free() or given to a pool;
  * large ones are 2 MiB aligned and advised to use transparent huge pages, so
