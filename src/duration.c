@@ -9,6 +9,7 @@
 #include "duration.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "duration_impl.h"
@@ -93,9 +94,22 @@ int zf_format_parse(const char *s, zf_format *out)
 static uint64_t mmss_text[3600];
 static uint32_t dig3_text[1000];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+static int simd_on; /* the pandas runs use duration_simd.c */
+
+/* Whether vector runs can be used here at all. */
+static int simd_possible(void)
+{
+#if ZF_HAVE_AVX512_PD
+    return zf_avx512_pd_supported();
+#else
+    return 0;
+#endif
+}
 
 static void build_tables(void)
 {
+    const char *no = getenv("ZARRFS_NO_SIMD");
+    simd_on = !(no && *no) && simd_possible();
     for (uint32_t i = 0; i < 3600; i++) {
         uint32_t m = i / 60, s = i % 60;
         mmss_text[i] = (uint64_t)('0' + m / 10) | (uint64_t)('0' + m % 10) << 8 |
@@ -125,6 +139,14 @@ int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const
     f->nat_len = (uint8_t)n;
     memcpy(f->nat, nat, n);
     return 0;
+}
+
+/* Use vector runs when possible (on = 1) or never (on = 0); returns whether they are used. */
+int zf_fmt_simd(int on)
+{
+    pthread_once(&tables_once, build_tables);
+    simd_on = on && simd_possible();
+    return simd_on;
 }
 
 /* The digits of x >= 2^64 at p (19 digits at a time); returns the end. */
@@ -501,14 +523,27 @@ ZF_INLINE uint64_t pd_len_sum(const zf_fmt *f, const int64_t *v, size_t n, uint6
                               uint32_t to_ns)
 {
     uint64_t sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t x = v[i];
-        if (pd_slow(x))
-            sum += fmt_len(f, x);
-        else
-            sum += pd64_len(pd_split64(x, p, to_ns));
+    size_t i = 0;
+    for (;;) {
+        size_t stop = n;
+#if ZF_HAVE_AVX512_PD
+        if (simd_on) { /* vector groups, then one group here */
+            size_t done;
+            sum += zf_pd_len_sum_avx512(f, v + i, n - i, &done);
+            i += done;
+            stop = n - i > 8 ? i + 8 : n;
+        }
+#endif
+        for (; i < stop; i++) {
+            int64_t x = v[i];
+            if (pd_slow(x))
+                sum += fmt_len(f, x);
+            else
+                sum += pd64_len(pd_split64(x, p, to_ns));
+        }
+        if (i == n)
+            return sum;
     }
-    return sum;
 }
 
 /* Sum of zf_fmt_len over n values. */
@@ -544,19 +579,35 @@ pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap, uin
 {
     zf_lines r = {0, 0, 0};
     size_t room = line_room(f);
-    for (; r.count < n && cap - r.bytes >= room; r.count++) {
-        int64_t x = v[r.count];
-        char *q = out + r.bytes;
-        size_t len;
-        if (pd_slow(x))
-            len = fmt_value(f, x, q);
-        else
-            len = pd64_text_scratch(pd_split64(x, p, to_ns), q);
-        q[len] = '\n';
-        r.last = r.bytes;
-        r.bytes += len + 1;
+    for (;;) {
+        size_t stop = n, before;
+#if ZF_HAVE_AVX512_PD
+        if (simd_on) { /* vector groups, then at most one group here */
+            zf_lines s = zf_pd_lines_avx512(f, v + r.count, n - r.count, out + r.bytes,
+                                            cap - r.bytes);
+            if (s.count) {
+                r.last = r.bytes + s.last;
+                r.bytes += s.bytes;
+                r.count += s.count;
+            }
+            stop = n - r.count > 8 ? r.count + 8 : n;
+        }
+#endif
+        for (before = r.count; r.count < stop && cap - r.bytes >= room; r.count++) {
+            int64_t x = v[r.count];
+            char *q = out + r.bytes;
+            size_t len;
+            if (pd_slow(x))
+                len = fmt_value(f, x, q);
+            else
+                len = pd64_text_scratch(pd_split64(x, p, to_ns), q);
+            q[len] = '\n';
+            r.last = r.bytes;
+            r.bytes += len + 1;
+        }
+        if (r.count == n || r.count == before)
+            return r;
     }
-    return r;
 }
 
 /* Write values as lines (text and a newline) while one more surely fits. */

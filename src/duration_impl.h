@@ -267,4 +267,27 @@ size_t zf_seconds_text(const zf_fmt *f, int64_t v, char *out);
 /* Length of the exact decimal seconds of v. */
 size_t zf_seconds_len(const zf_fmt *f, int64_t v);
 
+/* ---- AVX-512 runs (duration_simd.c), used when the CPU has them ------- */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ZF_HAVE_AVX512_PD 1
+/* Whether this CPU (and its OS) runs the AVX-512 pandas runs. */
+int zf_avx512_pd_supported(void);
+/* zf_fmt_lines for pandas, scale 1, unit s..ns: whole groups of eight values
+ * until a group it does not do (beyond +-99 days, a long NaT text) or until
+ * out has less than 320 bytes left. */
+zf_lines zf_pd_lines_avx512(const zf_fmt *f, const int64_t *v, size_t n, char *out,
+                            size_t cap);
+/* zf_fmt_len_sum for the same, over the longest prefix of whole groups it
+ * does; *done gets the prefix's length. */
+uint64_t zf_pd_len_sum_avx512(const zf_fmt *f, const int64_t *v, size_t n, size_t *done);
+#else
+#define ZF_HAVE_AVX512_PD 0
+#endif
+
+/* Use vector runs when the CPU has them (on = 1, the default unless the
+ * environment sets ZARRFS_NO_SIMD) or never (on = 0); returns whether they
+ * are used now.  For tests and benchmarks: not while formatting. */
+int zf_fmt_simd(int on);
+
 #endif

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "duration.h"
+#include "duration_impl.h" /* zf_fmt_simd */
 #include "err.h"
 
 #define BUFCAP 512
@@ -256,6 +257,85 @@ static void test_runs(void)
             }
 }
 
+/* A value for the vector runs in a unit of 1/per_s s: mostly within +-99
+ * days (their range), sometimes just beyond it, NaT, or at its edges; whole
+ * seconds, milliseconds or microseconds as often as not. */
+static int64_t vector_value(int64_t per_s)
+{
+    const int64_t day = per_s * 86400, r = (int64_t)(rng() % 64);
+    const int64_t edges[] = {-99 * day, -99 * day - 1, -99 * day + 1, 100 * day - 1, 100 * day,
+                             10 * day - 1, 10 * day, -10 * day, -10 * day - 1, 0, -1, 1};
+    if (r == 0)
+        return ZF_NAT;
+    if (r == 1)
+        return edges[rng() % (sizeof edges / sizeof edges[0])];
+    if (r == 2)
+        return (int64_t)(rng() % (uint64_t)(400 * day)) - 200 * day;
+    int64_t v = (int64_t)(rng() % (uint64_t)(199 * day)) - 99 * day;
+    int64_t whole[] = {per_s, per_s / 1000 ? per_s / 1000 : 1, per_s / 1000000 ? per_s / 1000000 : 1};
+    return (r & 1) ? v : v - v % whole[r % 3];
+}
+
+/* Runs in pandas format, scale 1, units s..ns, whatever path formats them
+ * (the AVX-512 groups where the CPU has them, with them turned off, and
+ * the scalar code between groups): the zf_fmt_value texts with newlines,
+ * lengths that sum up, capacity kept; NaT texts up to a 32-byte line and
+ * beyond (which the vector groups leave to the scalar code). */
+static void test_vector_runs(void)
+{
+    enum { N = 20000, CAP = N * 40, GUARD = 64 };
+    static int64_t vals[N];
+    static char want[CAP], got[CAP + GUARD];
+    static const char *const nats[] = {"NaT", "", "0123456789012345678901234567890",
+                                       "01234567890123456789012345678901"};
+    static const zf_unit units[] = {ZF_UNIT_s, ZF_UNIT_ms, ZF_UNIT_us, ZF_UNIT_ns};
+    static const int64_t per_s[] = {1, 1000, 1000000, 1000000000};
+    static const size_t caps[] = {CAP, 319, 320, 321, 500, 4096 + 7};
+    int has = zf_fmt_simd(1);
+    printf("vector runs: %s\n", has ? "AVX-512" : "not on this CPU (scalar only)");
+    for (int on = has; on >= 0; on--) {
+        zf_fmt_simd(on);
+        for (size_t u = 0; u < 4; u++)
+            for (size_t k = 0; k < sizeof nats / sizeof nats[0]; k++) {
+                zf_fmt f;
+                zf_fmt_init(&f, ZF_FORMAT_PANDAS, units[u], 1, nats[k]);
+                uint64_t sum = 0;
+                size_t wn = 0;
+                for (int i = 0; i < N; i++) {
+                    vals[i] = vector_value(per_s[u]);
+                    sum += zf_fmt_len(&f, vals[i]);
+                    wn += zf_fmt_value(&f, vals[i], want + wn);
+                    want[wn++] = '\n';
+                }
+                CHECK(wn <= CAP, "vector runs: test buffer too small");
+                CHECK(zf_fmt_len_sum(&f, vals, N) == sum, "vector len_sum simd %d unit %zu nat %zu",
+                      on, u, k);
+                for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+                    memset(got, FILL, sizeof got);
+                    zf_lines r = zf_fmt_lines(&f, vals, N, got, caps[c]);
+                    size_t last = r.bytes ? r.bytes - 1 : 0;
+                    while (last > 0 && got[last - 1] != '\n')
+                        last--;
+                    int clean = 1;
+                    for (size_t i = caps[c]; i < sizeof got; i++)
+                        clean &= (unsigned char)got[i] == FILL;
+                    CHECK(r.bytes <= caps[c] && memcmp(got, want, r.bytes) == 0 &&
+                              (r.count == N || caps[c] - r.bytes < ZF_VALUE_MAX + 1) &&
+                              r.last == last && clean,
+                          "vector lines simd %d unit %zu nat %zu cap %zu: count %zu bytes %zu",
+                          on, u, k, caps[c], r.count, r.bytes);
+                    if (r.count) {
+                        size_t lines = 0;
+                        for (size_t i = 0; i < r.bytes; i++)
+                            lines += got[i] == '\n';
+                        CHECK(lines == r.count, "vector lines count simd %d unit %zu", on, u);
+                    }
+                }
+            }
+    }
+    zf_fmt_simd(1);
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -396,5 +476,6 @@ int main(int argc, char **argv)
     test_init_and_nat();
     test_bounds();
     test_runs();
+    test_vector_runs();
     return summary();
 }
