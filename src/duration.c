@@ -510,6 +510,15 @@ size_t zf_fmt_len(const zf_fmt *f, int64_t v)
 
 /* ---- runs of values ---------------------------------------------------- */
 
+/* How many values the scalar code takes after a vector call that did
+ * `done`: the group it stopped at, or, while the calls do nothing (values
+ * beyond their range), twice as many as last time, up to 256, so that such
+ * data does not pay for a vector attempt every eight values. */
+static inline size_t scalar_span(size_t span, size_t done)
+{
+    return done || span < 8 ? 8 : span < 256 ? 2 * span : 256;
+}
+
 /* values the run formatters leave to the general formatter: NaT and those
  * too close to INT64_MAX for the biased split */
 ZF_INLINE int pd_slow(int64_t x)
@@ -523,15 +532,16 @@ ZF_INLINE uint64_t pd_len_sum(const zf_fmt *f, const int64_t *v, size_t n, uint6
                               uint32_t to_ns)
 {
     uint64_t sum = 0;
-    size_t i = 0;
+    size_t i = 0, span = 0;
     for (;;) {
         size_t stop = n;
 #if ZF_HAVE_AVX512_PD
-        if (simd_on) { /* vector groups, then one group here */
+        if (simd_on) { /* vector groups, then a span here */
             size_t done;
             sum += zf_pd_len_sum_avx512(f, v + i, n - i, &done);
             i += done;
-            stop = n - i > 8 ? i + 8 : n;
+            span = scalar_span(span, done);
+            stop = n - i > span ? i + span : n;
         }
 #endif
         for (; i < stop; i++) {
@@ -578,11 +588,11 @@ pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap, uin
          uint32_t to_ns)
 {
     zf_lines r = {0, 0, 0};
-    size_t room = line_room(f);
+    size_t room = line_room(f), span = 0;
     for (;;) {
         size_t stop = n, before;
 #if ZF_HAVE_AVX512_PD
-        if (simd_on) { /* vector groups, then at most one group here */
+        if (simd_on) { /* vector groups, then a span here */
             zf_lines s = zf_pd_lines_avx512(f, v + r.count, n - r.count, out + r.bytes,
                                             cap - r.bytes);
             if (s.count) {
@@ -590,7 +600,8 @@ pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap, uin
                 r.bytes += s.bytes;
                 r.count += s.count;
             }
-            stop = n - r.count > 8 ? r.count + 8 : n;
+            span = scalar_span(span, s.count);
+            stop = n - r.count > span ? r.count + span : n;
         }
 #endif
         for (before = r.count; r.count < stop && cap - r.bytes >= room; r.count++) {
