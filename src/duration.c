@@ -96,20 +96,10 @@ static uint32_t dig3_text[1000];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 static int simd_on; /* the pandas runs use duration_simd.c */
 
-/* Whether vector runs can be used here at all. */
-static int simd_possible(void)
-{
-#if ZF_HAVE_AVX512_PD
-    return zf_avx512_pd_supported();
-#else
-    return 0;
-#endif
-}
-
 static void build_tables(void)
 {
     const char *no = getenv("ZARRFS_NO_SIMD");
-    simd_on = !(no && *no) && simd_possible();
+    simd_on = !(no && *no) && zf_avx512_pd_supported();
     for (uint32_t i = 0; i < 3600; i++) {
         uint32_t m = i / 60, s = i % 60;
         mmss_text[i] = (uint64_t)('0' + m / 10) | (uint64_t)('0' + m % 10) << 8 |
@@ -145,7 +135,7 @@ int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const
 int zf_fmt_simd(int on)
 {
     pthread_once(&tables_once, build_tables);
-    simd_on = on && simd_possible();
+    simd_on = on && zf_avx512_pd_supported();
     return simd_on;
 }
 
@@ -535,7 +525,6 @@ ZF_INLINE uint64_t pd_len_sum(const zf_fmt *f, const int64_t *v, size_t n, uint6
     size_t i = 0, span = 0;
     for (;;) {
         size_t stop = n;
-#if ZF_HAVE_AVX512_PD
         if (simd_on) { /* vector groups, then a span here */
             size_t done;
             sum += zf_pd_len_sum_avx512(f, v + i, n - i, &done);
@@ -543,7 +532,6 @@ ZF_INLINE uint64_t pd_len_sum(const zf_fmt *f, const int64_t *v, size_t n, uint6
             span = scalar_span(span, done);
             stop = n - i > span ? i + span : n;
         }
-#endif
         for (; i < stop; i++) {
             int64_t x = v[i];
             if (pd_slow(x))
@@ -591,7 +579,6 @@ pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap, uin
     size_t room = line_room(f), span = 0;
     for (;;) {
         size_t stop = n, before;
-#if ZF_HAVE_AVX512_PD
         if (simd_on) { /* vector groups, then a span here */
             zf_lines s = zf_pd_lines_avx512(f, v + r.count, n - r.count, out + r.bytes,
                                             cap - r.bytes);
@@ -603,7 +590,6 @@ pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap, uin
             span = scalar_span(span, s.count);
             stop = n - r.count > span ? r.count + span : n;
         }
-#endif
         for (before = r.count; r.count < stop && cap - r.bytes >= room; r.count++) {
             int64_t x = v[r.count];
             char *q = out + r.bytes;

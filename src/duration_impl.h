@@ -281,8 +281,23 @@ zf_lines zf_pd_lines_avx512(const zf_fmt *f, const int64_t *v, size_t n, char *o
 /* zf_fmt_len_sum for the same, over the longest prefix of whole groups it
  * does; *done gets the prefix's length. */
 uint64_t zf_pd_len_sum_avx512(const zf_fmt *f, const int64_t *v, size_t n, size_t *done);
-#else
+#else /* no vector runs: simd_on stays 0 and these are never called */
 #define ZF_HAVE_AVX512_PD 0
+static inline int zf_avx512_pd_supported(void) { return 0; }
+static inline zf_lines zf_pd_lines_avx512(const zf_fmt *f, const int64_t *v, size_t n,
+                                          char *out, size_t cap)
+{
+    zf_lines r = {0, 0, 0};
+    (void)f, (void)v, (void)n, (void)out, (void)cap;
+    return r;
+}
+static inline uint64_t zf_pd_len_sum_avx512(const zf_fmt *f, const int64_t *v, size_t n,
+                                            size_t *done)
+{
+    (void)f, (void)v, (void)n;
+    *done = 0;
+    return 0;
+}
 #endif
 
 /* Use vector runs when the CPU has them (on = 1, the default unless the
