@@ -274,8 +274,8 @@ size_t zf_seconds_len(const zf_fmt *f, int64_t v);
 /* Whether this CPU (and its OS) runs the AVX-512 pandas runs. */
 int zf_avx512_pd_supported(void);
 /* zf_fmt_lines for pandas, scale 1, unit s..ns: whole groups of eight values
- * until a group it does not do (beyond +-99 days, a long NaT text) or until
- * out has less than 320 bytes left. */
+ * until a group it does not do (a value beyond 99999 days either way, a NaT
+ * text that is long or not ASCII) or until out has less than 320 bytes left. */
 zf_lines zf_pd_lines_avx512(const zf_fmt *f, const int64_t *v, size_t n, char *out,
                             size_t cap);
 /* zf_fmt_len_sum for the same, over the longest prefix of whole groups it

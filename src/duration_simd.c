@@ -2,20 +2,21 @@
  * AVX-512 (F, DQ, BW, VBMI2), chosen at run time (duration.c dispatches).
  *
  * A group of eight values is done here when each is NaT (and the NaT text
- * fits a line of 32 bytes) or lies within [-99, 100) days; any other group
- * is left to the scalar formatter.  In that range every quantity is an
- * integer below 2^53, so the floor splits into days, seconds of the day and
- * nanoseconds are exact in double precision (an estimate by a reciprocal,
- * then one correction each way).  Each value becomes a 32-byte template
+ * is ASCII and fits a line of 32 bytes) or lies within 99999 days either side
+ * of zero; any other group is left to the scalar formatter.  The value in
+ * nanoseconds fits int64; floor days come from a double-precision estimate
+ * and one exact int64 correction each way, and the remainder (below 2^47)
+ * splits exactly in double precision into seconds and nanoseconds.  Each
+ * value becomes a 32-byte template
  *
- *     "-DD days +hh:mm:ss.fffffffff\n"
+ *     "-DDDDD days +hh:mm:ss.fffffffff\n"
  *
- * in which the bytes a value does without (no sign, one day digit, a
- * shorter or no fraction, the padding) carry the top bit; VPCOMPRESSB packs
- * the other bytes of two templates per register and each packed pair is
- * stored whole, the next one overwriting its tail.  Nothing goes through
- * memory between the steps (a vector store read back by scalar loads
- * stalls store forwarding). */
+ * in which the bytes a value does without (no sign, fewer day digits, a
+ * shorter or no fraction) carry the top bit; VPCOMPRESSB packs the other
+ * bytes of two templates per register and each packed pair is stored whole,
+ * the next one overwriting its tail.  Nothing goes through memory between
+ * the steps (a vector store read back by scalar loads stalls store
+ * forwarding). */
 #include "duration_impl.h"
 
 #if ZF_HAVE_AVX512_PD
@@ -24,27 +25,29 @@
 #define TARGET __attribute__((target("avx512f,avx512dq,avx512bw,avx512vbmi2,popcnt")))
 #define TEMPLATE 32u             /* bytes of one template */
 #define GROUP_ROOM (8u * TEMPLATE + 64u) /* output room a group may touch */
-#define DAY_NS 86400000000000.0
-#define MAX_DAYS 100 /* days from -99 to 99 (floor): at most two digits */
+#define DAY_NS 86400000000000ll
+#define MAX_DAYS 100000 /* days from -99999 to 99999 (floor): at most five digits */
 
 /* The top bit marks a byte to drop; per template word, the bytes dropped
- * when a value is not negative ('-', '+'), has one day digit, no fraction,
- * whole microseconds; the padding after the newline is always dropped. */
+ * when a value is not negative ('-', '+'), has fewer than five day digits, no
+ * fraction, whole microseconds. */
 #define DROP 0x80ull
-#define DROP_MINUS DROP          /* '-', in word 0 */
-#define DROP_TENS (DROP << 8)    /* the days' tens digit, in word 0 */
-#define DROP_PLUS (DROP << 8)    /* '+', in word 1 */
-#define DROP_WHOLE2 0x8080808080800000ull /* ".fffff" of word 2 */
-#define DROP_WHOLE3 DROP                  /* the sixth digit, in word 3 */
-#define DROP_US3 0x80808000ull            /* digits 7..9 */
-#define DROP_PAD3 0x8080800000000000ull   /* after the newline */
-/* "-00 days" as a little-endian word */
-#define Q0_TEXT                                                                              \
-    ((uint64_t)'-' | (uint64_t)'0' << 8 | (uint64_t)'0' << 16 | (uint64_t)' ' << 24 |        \
-     (uint64_t)'d' << 32 | (uint64_t)'a' << 40 | (uint64_t)'y' << 48 | (uint64_t)'s' << 56)
+#define DROP_MINUS DROP                 /* '-', in word 0 */
+#define DROP_DIGIT(i) (DROP << (8 * (i))) /* day digit i (1..4 of 5), in word 0 */
+#define DROP_PLUS (DROP << 32)          /* '+', in word 1 */
+#define DROP_WHOLE2 0x8080800000000000ull /* ".f", in word 2 */
+#define DROP_WHOLE3 0x80808080ull         /* the next four digits, in word 3 */
+#define DROP_US3 0x808080ull << 32        /* the last three digits */
+/* "-     d", "ays +", ".", '\n' as little-endian words (digits and time added) */
+#define Q0_TEXT ((uint64_t)'-' | (uint64_t)' ' << 48 | (uint64_t)'d' << 56)
+#define Q1_TEXT                                                                              \
+    ((uint64_t)'a' | (uint64_t)'y' << 8 | (uint64_t)'s' << 16 | (uint64_t)' ' << 24 |        \
+     (uint64_t)'+' << 32)
+#define Q2_TEXT ((uint64_t)'.' << 40)
+#define Q3_TEXT ((uint64_t)'\n' << 56)
 
 typedef struct simd_ctx {
-    __m512d to_ns;     /* nanoseconds per unit */
+    __m512i to_ns;     /* nanoseconds per unit */
     __m512i lo, hi;    /* values in [lo, hi) are in range */
     int nat_ok;        /* NaT text + '\n' fits a template */
     __m512i nat_q[4];  /* the NaT line, as the four words of a template */
@@ -57,7 +60,7 @@ TARGET static void ctx_init(simd_ctx *c, const zf_fmt *f)
                                      [ZF_UNIT_us] = 1000000u, [ZF_UNIT_ns] = 1000000000u};
     int64_t day = (int64_t)per_s[f->unit] * ZF_S_PER_DAY;
     uint8_t nat[TEMPLATE] = {0};
-    c->to_ns = _mm512_set1_pd(1e9 / per_s[f->unit]);
+    c->to_ns = _mm512_set1_epi64(1000000000 / per_s[f->unit]);
     c->lo = _mm512_set1_epi64(-(MAX_DAYS - 1) * day);
     c->hi = _mm512_set1_epi64(MAX_DAYS * day);
     /* NaT lanes need a line within a template and ASCII text (top bit clear) */
@@ -118,28 +121,57 @@ typedef struct group {
     __m512i q[4];
 } group;
 
+/* Floor days of eight in-range values (nanoseconds, int64) and the
+ * non-negative remainder below a day, exactly. */
+TARGET static inline __m512i split_days(__m512i ns, __m512i *rem)
+{
+    const __m512i day = _mm512_set1_epi64(DAY_NS);
+    __m512d est = _mm512_mul_pd(_mm512_cvtepi64_pd(ns), _mm512_set1_pd(1.0 / (double)DAY_NS));
+    __m512i q = _mm512_cvttpd_epi64(
+        _mm512_roundscale_pd(est, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+    __m512i r = _mm512_sub_epi64(ns, _mm512_mullo_epi64(q, day)); /* off by a day at most */
+    __mmask8 low = _mm512_cmplt_epi64_mask(r, _mm512_setzero_si512());
+    __mmask8 high = _mm512_cmpge_epi64_mask(r, day);
+    q = _mm512_mask_sub_epi64(q, low, q, _mm512_set1_epi64(1));
+    r = _mm512_mask_add_epi64(r, low, r, day);
+    q = _mm512_mask_add_epi64(q, high, q, _mm512_set1_epi64(1));
+    *rem = _mm512_mask_sub_epi64(r, high, r, day);
+    return q;
+}
+
 /* What the text of eight in-range values is made of. */
 typedef struct fields {
-    __m512i d1, d0;         /* the digits of |days| */
+    __m512i days;           /* the digits of |days| (eight, leading zeros) */
     __m512i hms;            /* "hh:mm:ss" */
     __m512i a, w;           /* the first nanosecond digit, the other eight as text */
-    __mmask8 neg, tens;     /* negative; at least ten days */
+    __mmask8 neg;           /* negative */
+    __mmask8 d10, d100, d1000, d10000; /* |days| reaches 10, 100, ... */
     __mmask8 any, sub_us;   /* a fraction; one finer than microseconds */
 } fields;
 
 /* The fields of eight in-range values (NaT lanes give garbage). */
 TARGET static void split_group(const simd_ctx *c, __m512i v, fields *f)
 {
-    __m512d rem, rns;
-    __m512d days = floor_div(_mm512_mul_pd(_mm512_cvtepi64_pd(v), c->to_ns), DAY_NS, &rem);
-    __m512i sod = _mm512_cvttpd_epi64(floor_div(rem, 1e9, &rns));
+    __m512i rem;
+    __m512d rns;
+    __m512i d = split_days(_mm512_mullo_epi64(v, c->to_ns), &rem);
+    __m512i sod = _mm512_cvttpd_epi64(floor_div(_mm512_cvtepi64_pd(rem), 1e9, &rns));
     __m512i ns = _mm512_cvttpd_epi64(rns);
-    __m512i d = _mm512_cvttpd_epi64(days);
     f->neg = _mm512_cmplt_epi64_mask(d, _mm512_setzero_si512());
     d = _mm512_abs_epi64(d);
-    f->tens = _mm512_cmpge_epi64_mask(d, _mm512_set1_epi64(10));
-    f->d1 = _mm512_srli_epi64(_mm512_mul_epu32(d, _mm512_set1_epi64(205)), 11);
-    f->d0 = _mm512_sub_epi64(d, _mm512_mul_epu32(f->d1, _mm512_set1_epi64(10)));
+    f->d10 = _mm512_cmpge_epi64_mask(d, _mm512_set1_epi64(10));
+    f->d100 = _mm512_cmpge_epi64_mask(d, _mm512_set1_epi64(100));
+    if (f->d100) {
+        f->d1000 = _mm512_cmpge_epi64_mask(d, _mm512_set1_epi64(1000));
+        f->d10000 = _mm512_cmpge_epi64_mask(d, _mm512_set1_epi64(10000));
+        f->days = digits8(d);
+    } else { /* under 100 days, the usual case: two digits, the word's last two bytes */
+        __m512i d1 = _mm512_srli_epi64(_mm512_mul_epu32(d, _mm512_set1_epi64(205)), 11);
+        __m512i d0 = _mm512_sub_epi64(d, _mm512_mul_epu32(d1, _mm512_set1_epi64(10)));
+        f->d1000 = f->d10000 = 0;
+        f->days = _mm512_add_epi64(_mm512_set1_epi64(0x3030303030303030ll),
+                                   _mm512_or_si512(_mm512_slli_epi64(d1, 48), _mm512_slli_epi64(d0, 56)));
+    }
 
     __m512i h = _mm512_srli_epi64(_mm512_mul_epu32(sod, _mm512_set1_epi64(1193047)), 32);
     __m512i r = _mm512_sub_epi64(sod, _mm512_mul_epu32(h, _mm512_set1_epi64(3600)));
@@ -156,28 +188,37 @@ TARGET static void split_group(const simd_ctx *c, __m512i v, fields *f)
     f->sub_us = _mm512_cmpneq_epi64_mask(_mm512_srli_epi64(f->w, 40), _mm512_set1_epi64(0x303030));
 }
 
+/* x | bits in the lanes of k. */
+TARGET static inline __m512i or_if(__m512i x, __mmask8 k, uint64_t bits)
+{
+    return _mm512_mask_or_epi64(x, k, x, _mm512_set1_epi64((long long)bits));
+}
+
 /* Templates of eight in-range values (NaT lanes are blended in later). */
 TARGET static void make_group(const simd_ctx *c, __m512i v, group *g)
 {
     fields f;
     split_group(c, v, &f);
-    /* "-DD days", " +hh:mm:", "ss.fffff", "ffff\n" */
-    __m512i q0 = _mm512_add_epi64(_mm512_set1_epi64((long long)Q0_TEXT),
-                                  _mm512_or_si512(_mm512_slli_epi64(f.d1, 8), _mm512_slli_epi64(f.d0, 16)));
-    __m512i q1 = _mm512_or_si512(_mm512_set1_epi64(' ' | '+' << 8), _mm512_slli_epi64(f.hms, 16));
+    /* "-DDDDD d", "ays +hh:", "mm:ss.ff", "fffffff\n" */
+    __m512i q0 = _mm512_or_si512(_mm512_set1_epi64((long long)Q0_TEXT),
+                                 _mm512_slli_epi64(_mm512_srli_epi64(f.days, 24), 8));
+    __m512i q1 = _mm512_or_si512(_mm512_set1_epi64((long long)Q1_TEXT),
+                                 _mm512_slli_epi64(f.hms, 40));
     __m512i q2 = _mm512_or_si512(
-        _mm512_or_si512(_mm512_srli_epi64(f.hms, 48), _mm512_set1_epi64((long long)'.' << 16)),
-        _mm512_or_si512(_mm512_slli_epi64(_mm512_add_epi64(f.a, _mm512_set1_epi64('0')), 24),
-                        _mm512_slli_epi64(f.w, 32)));
-    __m512i q3 = _mm512_or_si512(_mm512_srli_epi64(f.w, 32),
-                                 _mm512_set1_epi64((long long)((uint64_t)'\n' << 32 | DROP_PAD3)));
-    __mmask8 pos = (__mmask8)~f.neg, whole = (__mmask8)~f.any, us = (__mmask8)~f.sub_us;
-    q0 = _mm512_mask_or_epi64(q0, pos, q0, _mm512_set1_epi64(DROP_MINUS));
-    g->q[0] = _mm512_mask_or_epi64(q0, (__mmask8)~f.tens, q0, _mm512_set1_epi64(DROP_TENS));
-    g->q[1] = _mm512_mask_or_epi64(q1, pos, q1, _mm512_set1_epi64(DROP_PLUS));
-    g->q[2] = _mm512_mask_or_epi64(q2, whole, q2, _mm512_set1_epi64((long long)DROP_WHOLE2));
-    q3 = _mm512_mask_or_epi64(q3, whole, q3, _mm512_set1_epi64(DROP_WHOLE3));
-    g->q[3] = _mm512_mask_or_epi64(q3, us, q3, _mm512_set1_epi64(DROP_US3));
+        _mm512_or_si512(_mm512_srli_epi64(f.hms, 24), _mm512_set1_epi64((long long)Q2_TEXT)),
+        _mm512_or_si512(_mm512_slli_epi64(_mm512_add_epi64(f.a, _mm512_set1_epi64('0')), 48),
+                        _mm512_slli_epi64(f.w, 56)));
+    __m512i q3 = _mm512_or_si512(_mm512_srli_epi64(f.w, 8), _mm512_set1_epi64((long long)Q3_TEXT));
+    __mmask8 pos = (__mmask8)~f.neg, whole = (__mmask8)~f.any;
+    q0 = or_if(q0, pos, DROP_MINUS);
+    q0 = or_if(q0, (__mmask8)~f.d10000, DROP_DIGIT(1));
+    q0 = or_if(q0, (__mmask8)~f.d1000, DROP_DIGIT(2));
+    q0 = or_if(q0, (__mmask8)~f.d100, DROP_DIGIT(3));
+    g->q[0] = or_if(q0, (__mmask8)~f.d10, DROP_DIGIT(4));
+    g->q[1] = or_if(q1, pos, DROP_PLUS);
+    g->q[2] = or_if(q2, whole, DROP_WHOLE2);
+    q3 = or_if(q3, whole, DROP_WHOLE3);
+    g->q[3] = or_if(q3, (__mmask8)~f.sub_us, DROP_US3);
 }
 
 /* Lanes done here: in range, or NaT when nat_fits; *nat gets the NaT lanes. */
@@ -252,20 +293,23 @@ TARGET zf_lines zf_pd_lines_avx512(const zf_fmt *f, const int64_t *v, size_t n, 
 /* Text lengths (no newline) of eight in-range values. */
 TARGET static inline __m512i group_len(const simd_ctx *c, __m512i v)
 {
-    __m512d rem, rns, r3;
-    __m512d days = floor_div(_mm512_mul_pd(_mm512_cvtepi64_pd(v), c->to_ns), DAY_NS, &rem);
-    floor_div(rem, 1e9, &rns);
+    __m512i rem;
+    __m512d rns, r3;
+    __m512i d = split_days(_mm512_mullo_epi64(v, c->to_ns), &rem);
+    floor_div(_mm512_cvtepi64_pd(rem), 1e9, &rns);
     floor_div(rns, 1e3, &r3);
     __m512d zero = _mm512_setzero_pd();
-    __mmask8 neg = _mm512_cmp_pd_mask(days, zero, _CMP_LT_OQ);
-    __mmask8 tens = _mm512_cmp_pd_mask(_mm512_abs_pd(days), _mm512_set1_pd(10.0), _CMP_GE_OQ);
-    __mmask8 any = _mm512_cmp_pd_mask(rns, zero, _CMP_NEQ_OQ);
-    __mmask8 sub_us = _mm512_cmp_pd_mask(r3, zero, _CMP_NEQ_OQ);
+    __mmask8 neg = _mm512_cmplt_epi64_mask(d, _mm512_setzero_si512());
+    d = _mm512_abs_epi64(d);
     __m512i len = _mm512_set1_epi64(15);
     len = _mm512_mask_add_epi64(len, neg, len, _mm512_set1_epi64(2));
-    len = _mm512_mask_add_epi64(len, tens, len, _mm512_set1_epi64(1));
-    len = _mm512_mask_add_epi64(len, any, len, _mm512_set1_epi64(7));
-    return _mm512_mask_add_epi64(len, sub_us, len, _mm512_set1_epi64(3));
+    for (long long p = 10; p <= 10000; p *= 10) /* more day digits */
+        len = _mm512_mask_add_epi64(len, _mm512_cmpge_epi64_mask(d, _mm512_set1_epi64(p)), len,
+                                    _mm512_set1_epi64(1));
+    len = _mm512_mask_add_epi64(len, _mm512_cmp_pd_mask(rns, zero, _CMP_NEQ_OQ), len,
+                                _mm512_set1_epi64(7));
+    return _mm512_mask_add_epi64(len, _mm512_cmp_pd_mask(r3, zero, _CMP_NEQ_OQ), len,
+                                 _mm512_set1_epi64(3));
 }
 
 /* zf_fmt_len_sum for pandas, scale 1, unit s..ns over the longest prefix of

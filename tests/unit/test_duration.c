@@ -257,21 +257,28 @@ static void test_runs(void)
             }
 }
 
-/* A value for the vector runs in a unit of 1/per_s s: mostly within +-99
- * days (their range), sometimes just beyond it, NaT, or at its edges; whole
- * seconds, milliseconds or microseconds as often as not. */
+/* A value for the vector runs in a unit of 1/per_s s: mostly within 99999
+ * days either side of zero (their range), of every digit count, sometimes
+ * beyond it, NaT, or at the edges of the range and of the digit counts;
+ * whole seconds, milliseconds or microseconds as often as not. */
 static int64_t vector_value(int64_t per_s)
 {
     const int64_t day = per_s * 86400, r = (int64_t)(rng() % 64);
-    const int64_t edges[] = {-99 * day, -99 * day - 1, -99 * day + 1, 100 * day - 1, 100 * day,
-                             10 * day - 1, 10 * day, -10 * day, -10 * day - 1, 0, -1, 1};
+    const int64_t edges[] = {-99999 * day, -99999 * day - 1, -99999 * day + 1, 100000 * day - 1,
+                             100000 * day, 10 * day - 1, 10 * day, -10 * day, -10 * day - 1,
+                             100 * day - 1, 1000 * day, -1000 * day - 1, 10000 * day - 1,
+                             -10000 * day, 0, -1, 1, INT64_MAX, INT64_MIN + 1};
     if (r == 0)
         return ZF_NAT;
     if (r == 1)
         return edges[rng() % (sizeof edges / sizeof edges[0])];
     if (r == 2)
-        return (int64_t)(rng() % (uint64_t)(400 * day)) - 200 * day;
-    int64_t v = (int64_t)(rng() % (uint64_t)(199 * day)) - 99 * day;
+        return (int64_t)rng(); /* anywhere: mostly beyond the range */
+    int64_t span = day;        /* up to 10^k days, k in 0..5 */
+    for (uint64_t k = rng() % 6; k > 0; k--)
+        span *= 10;
+    int64_t v = (int64_t)(rng() % (uint64_t)span);
+    v = (rng() & 1) ? -v : v;
     int64_t whole[] = {per_s, per_s / 1000 ? per_s / 1000 : 1, per_s / 1000000 ? per_s / 1000000 : 1};
     return (r & 1) ? v : v - v % whole[r % 3];
 }
