@@ -520,6 +520,60 @@ static uint64_t emit_lines(reader *r, const int64_t *vals, uint64_t n)
     return w.count;
 }
 
+/* a decimal counter: the text of a number, incremented in place */
+typedef struct counter {
+    char d[24];
+    size_t n;
+} counter;
+
+static void counter_next(counter *c)
+{
+    size_t i = c->n;
+    while (i > 0 && c->d[i - 1] == '9')
+        c->d[--i] = '0';
+    if (i > 0) {
+        c->d[i - 1]++;
+        return;
+    }
+    memmove(c->d + 1, c->d, c->n++); /* 99..9 + 1 */
+    c->d[0] = '1';
+}
+
+/* csv lines of a run of values whose last coordinates start at idx, while
+ * they surely fit the request: the values' text is made a batch at a time by
+ * the run formatter, then each line gets its index columns; returns how many */
+static uint64_t emit_csv_lines(reader *r, const int64_t *vals, uint64_t n, uint64_t idx)
+{
+    enum { BATCH = 128 };
+    char text[BATCH * 24 + 2 * (ZF_VALUE_MAX + 1) + 512]; /* room for typical lines */
+    counter ix;
+    ix.n = zf_u64_text(idx, ix.d);
+    uint64_t done = 0;
+    while (done < n) {
+        size_t want = n - done < BATCH ? (size_t)(n - done) : BATCH;
+        zf_lines w = zf_fmt_lines(r->fmt, vals + done, want, text, sizeof text);
+        const char *p = text;
+        for (size_t i = 0; i < w.count; i++, done++, counter_next(&ix)) {
+            const char *nl = memchr(p, '\n', (size_t)(text + w.bytes - p));
+            size_t tlen = (size_t)(nl + 1 - p), len = r->prefix_len + ix.n + 1 + tlen;
+            if (r->end - r->pos < len)
+                return done;
+            char *q = r->out + r->outn;
+            memcpy(q, r->prefix, r->prefix_len);
+            memcpy(q + r->prefix_len, ix.d, ix.n);
+            q[r->prefix_len + ix.n] = ',';
+            memcpy(q + r->prefix_len + ix.n + 1, p, tlen);
+            r->last.pos = r->pos;
+            r->outn += len;
+            r->pos += len;
+            p = nl + 1;
+        }
+        if (!w.count)
+            break;
+    }
+    return done;
+}
+
 /* set the csv prefix for fixed coordinates c[0..ndim-2] */
 static void set_prefix(reader *r, const uint64_t *c)
 {
@@ -590,9 +644,14 @@ static int emit_from(reader *r, uint64_t g)
             prefetch_ahead(l, ci);
         const int64_t *vals = ch->values ? ch->values + lo : NULL;
         int batch = vals && (r->view == ZF_VIEW_TXT || !n);
+        int csv_batch = vals && !batch;
         uint64_t j = 0;
         while (j < run && r->pos < r->end) {
-            uint64_t k = batch && r->pos >= r->want ? emit_lines(r, vals + j, run - j) : 0;
+            uint64_t k = 0;
+            if (r->pos >= r->want && batch)
+                k = emit_lines(r, vals + j, run - j);
+            else if (r->pos >= r->want && csv_batch)
+                k = emit_csv_lines(r, vals + j, run - j, c[last] + j);
             if (k) {
                 j += k;
                 continue;
