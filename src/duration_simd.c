@@ -14,9 +14,8 @@
  * in which the bytes a value does without (no sign, fewer day digits, a
  * shorter or no fraction) carry the top bit; VPCOMPRESSB packs the other
  * bytes of two templates per register and each packed pair is stored whole,
- * the next one overwriting its tail.  Nothing goes through memory between
- * the steps (a vector store read back by scalar loads stalls store
- * forwarding). */
+ * the next one overwriting its tail; the keep-masks come from the top bits
+ * (VPMOVB2M), not through memory. */
 #include "duration_impl.h"
 
 #if ZF_HAVE_AVX512_PD
@@ -37,7 +36,7 @@
 #define DROP_PLUS (DROP << 32)          /* '+', in word 1 */
 #define DROP_WHOLE2 0x8080800000000000ull /* ".f", in word 2 */
 #define DROP_WHOLE3 0x80808080ull         /* the next four digits, in word 3 */
-#define DROP_US3 0x808080ull << 32        /* the last three digits */
+#define DROP_US3 (0x808080ull << 32)      /* the last three digits */
 /* "-     d", "ays +", ".", '\n' as little-endian words (digits and time added) */
 #define Q0_TEXT ((uint64_t)'-' | (uint64_t)' ' << 48 | (uint64_t)'d' << 56)
 #define Q1_TEXT                                                                              \
