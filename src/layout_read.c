@@ -109,7 +109,9 @@ static uint64_t emit_csv_lines(reader *r, const int64_t *vals, uint64_t n, uint6
         zf_lines w = zf_fmt_lines(r->fmt, vals + done, want, text, sizeof text);
         const char *p = text;
         for (size_t i = 0; i < w.count; i++, done++, counter_next(&ix)) {
-            const char *nl = memchr(p, '\n', (size_t)(text + w.bytes - p));
+            /* a line ends at the first newline, but the NaT text may hold one */
+            const char *nl = vals[done] == ZF_NAT ? p + r->fmt->nat_len
+                                                  : memchr(p, '\n', (size_t)(text + w.bytes - p));
             size_t tlen = (size_t)(nl + 1 - p), len = r->prefix_len + ix.n + 1 + tlen;
             if (r->end - r->pos < len)
                 return done;
