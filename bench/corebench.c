@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "tree.h"
+#include "base/err.h"
+#include "tree/tree.h"
 
 static size_t REQ = 1u << 20; /* request size (env CB_REQ: the FUSE reads are 128 KiB) */
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "zarrfs.h"
 
 static double now(void)

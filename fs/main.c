@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "idxcache.h"
+#include "base/err.h"
+#include "view/idxcache.h"
 #include "zarrfs.h"
 
 typedef struct cli {

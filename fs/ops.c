@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "err.h"
+#include "base/err.h"
 #include "zarrfs.h"
 
 #define READ_MAX (1u << 20)

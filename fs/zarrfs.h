@@ -6,7 +6,7 @@
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 
-#include "tree.h"
+#include "tree/tree.h"
 
 /* One version of the tree.  Requests and open files hold references; the
  * tree is freed when the last reference goes. */

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "tree.h"
+#include "base/err.h"
+#include "tree/tree.h"
 
 #define CHUNK (1u << 20)
 

@@ -49,12 +49,12 @@
 
 #include <zstd.h>
 
-#include "cache.h"
-#include "duration.h"
-#include "err.h"
-#include "layout.h"
-#include "store.h"
-#include "tree.h"
+#include "chunk/cache.h"
+#include "text/duration.h"
+#include "base/err.h"
+#include "view/layout.h"
+#include "store/store.h"
+#include "tree/tree.h"
 
 #ifndef ZF_FUZZ_FMT_GROUPS
 #define ZF_FUZZ_FMT_GROUPS 16 /* 8-byte groups of the input given to the formatter */

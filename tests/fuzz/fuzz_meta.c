@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "json.h"
-#include "meta.h"
-#include "pipeline.h"
+#include "base/err.h"
+#include "base/json.h"
+#include "zarr/meta.h"
+#include "codec/pipeline.h"
 
 #define CHECK(cond)                                                                    \
     do {                                                                               \

@@ -23,8 +23,8 @@
 #include <cjson/cJSON.h>
 #include <zstd.h>
 
-#include "err.h"
-#include "pipeline.h"
+#include "base/err.h"
+#include "codec/pipeline.h"
 
 #define CHECK(cond)                                                                        \
     do {                                                                                   \

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cache.h"
-#include "err.h"
-#include "pool.h"
+#include "chunk/cache.h"
+#include "base/err.h"
+#include "chunk/pool.h"
 
 #include "check.h"
 

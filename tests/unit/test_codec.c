@@ -18,9 +18,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "codec.h"
-#include "codec_impl.h"
-#include "err.h"
+#include "codec/codec.h"
+#include "codec/codec_impl.h"
+#include "base/err.h"
 
 #include "check.h"
 

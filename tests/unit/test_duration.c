@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "duration.h"
-#include "duration_impl.h" /* zf_fmt_simd */
-#include "err.h"
+#include "text/duration.h"
+#include "text/duration_impl.h" /* zf_fmt_simd */
+#include "base/err.h"
 
 #define BUFCAP 512
 #define FILL 0x5a

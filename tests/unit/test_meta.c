@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "meta.h"
+#include "base/err.h"
+#include "zarr/meta.h"
 
 #define DIR_PATH "golden/meta/"
 

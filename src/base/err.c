@@ -1,0 +1,30 @@
+/* err.c - error descriptions and errno mapping. */
+#include "base/err.h"
+
+#include <errno.h>
+
+const char *zf_strerror(int err)
+{
+    switch (err) {
+    case ZF_OK: return "success";
+    case ZF_ENOTFOUND: return "not found";
+    case ZF_EIO: return "input/output error";
+    case ZF_ECORRUPT: return "corrupt data";
+    case ZF_EUNSUPPORTED: return "unsupported";
+    case ZF_ENOMEM: return "out of memory";
+    case ZF_EINVAL: return "invalid argument";
+    case ZF_ESTALE: return "the store changed while mounted";
+    default: return "unknown error";
+    }
+}
+
+int zf_err_errno(int err)
+{
+    switch (err) {
+    case ZF_OK: return 0;
+    case ZF_ENOTFOUND: return ENOENT;
+    case ZF_ENOMEM: return ENOMEM;
+    case ZF_EINVAL: return EINVAL;
+    default: return EIO;
+    }
+}

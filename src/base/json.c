@@ -1,0 +1,259 @@
+/* json.c - typed cJSON getters and an exact reader of top-level integers. */
+#include "base/json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+
+int zf_json_int(const cJSON *item, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (!cJSON_IsNumber(item))
+        return 0;
+    double d = item->valuedouble;
+    if (!isfinite(d) || d != floor(d) || fabs(d) > ZF_JSON_MAX_EXACT)
+        return 0;
+    int64_t v = (int64_t)d;
+    if (v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+int zf_json_entry(const cJSON *entry, const char **name, const cJSON **config, char *err,
+                  size_t errcap)
+{
+    *config = NULL;
+    if (cJSON_IsString(entry)) {
+        *name = entry->valuestring;
+        return ZF_OK;
+    }
+    if (!cJSON_IsObject(entry)) {
+        snprintf(err, errcap, "extension entry is neither a string nor an object");
+        return ZF_ECORRUPT;
+    }
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(entry, "name");
+    if (!cJSON_IsString(n)) {
+        snprintf(err, errcap, "extension entry has no string \"name\"");
+        return ZF_ECORRUPT;
+    }
+    *name = n->valuestring;
+    for (const cJSON *k = entry->child; k; k = k->next) {
+        if (!strcmp(k->string, "name"))
+            continue;
+        if (!strcmp(k->string, "configuration")) {
+            if (!cJSON_IsObject(k)) {
+                snprintf(err, errcap, "%s: \"configuration\" is not an object", *name);
+                return ZF_ECORRUPT;
+            }
+            *config = k;
+        } else if (!strcmp(k->string, "must_understand")) {
+            if (!cJSON_IsBool(k)) {
+                snprintf(err, errcap, "%s: \"must_understand\" is not a boolean", *name);
+                return ZF_ECORRUPT;
+            }
+        } else {
+            snprintf(err, errcap, "%s: unknown field \"%s\"", *name, k->string);
+            return ZF_EUNSUPPORTED;
+        }
+    }
+    return ZF_OK;
+}
+
+int zf_json_only_keys(const cJSON *config, const char *const *allowed, const char *what,
+                      char *err, size_t errcap)
+{
+    if (!config)
+        return ZF_OK;
+    for (const cJSON *k = config->child; k; k = k->next) {
+        const char *const *a = allowed;
+        while (*a && strcmp(*a, k->string))
+            a++;
+        if (!*a) {
+            snprintf(err, errcap, "%s: unexpected configuration field \"%s\"", what, k->string);
+            return ZF_ECORRUPT;
+        }
+    }
+    return ZF_OK;
+}
+
+/* --- minimal scanner over raw JSON text: member spans and exact integers --- */
+
+typedef struct scan {
+    const char *p, *end;
+} scan;
+
+static void skip_ws(scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+/* skip a string starting at '"'; returns 0 on malformed input */
+static int skip_string(scan *s)
+{
+    const char *p = s->p + 1;
+    for (;;) {
+        const char *q = memchr(p, '"', (size_t)(s->end - p));
+        if (!q)
+            return 0;
+        const char *b = q; /* the quote is escaped if an odd run of backslashes precedes it */
+        while (b > p && b[-1] == '\\')
+            b--;
+        p = q + 1;
+        if (((q - b) & 1) == 0) {
+            s->p = p;
+            return 1;
+        }
+    }
+}
+
+/* skip any value (brackets are only counted, not matched by kind) */
+static int skip_value(scan *s)
+{
+    skip_ws(s);
+    if (s->p >= s->end)
+        return 0;
+    if (*s->p == '"')
+        return skip_string(s);
+    if (*s->p == '{' || *s->p == '[') {
+        int depth = 0;
+        while (s->p < s->end) {
+            char c = *s->p;
+            if (c == '"') {
+                if (!skip_string(s))
+                    return 0;
+                continue;
+            }
+            s->p++;
+            if (c == '{' || c == '[')
+                depth++;
+            else if ((c == '}' || c == ']') && --depth == 0)
+                return 1;
+        }
+        return 0;
+    }
+    while (s->p < s->end && !strchr(",}] \t\r\n", *s->p))
+        s->p++;
+    return 1;
+}
+
+/* parse an integer literal at s->p into *out (exact) */
+static int raw_integer(scan *s, int64_t *out)
+{
+    const char *start = s->p;
+    const char *q = start;
+    if (q < s->end && *q == '-')
+        q++;
+    const char *digits = q;
+    while (q < s->end && *q >= '0' && *q <= '9')
+        q++;
+    if (q == digits || (q < s->end && strchr(".eE", *q)))
+        return ZF_ENOTFOUND;
+    char buf[32];
+    size_t len = (size_t)(q - start);
+    if (len >= sizeof buf)
+        return ZF_ECORRUPT;
+    memcpy(buf, start, len);
+    buf[len] = '\0';
+    errno = 0;
+    long long v = strtoll(buf, NULL, 10);
+    if (errno == ERANGE)
+        return ZF_ECORRUPT;
+    *out = v;
+    return ZF_OK;
+}
+
+/* unescape the JSON string literal [q, end) (quotes included) into buf */
+static int raw_key(const char *q, const char *end, char *buf, size_t cap)
+{
+    size_t len = (size_t)(end - q) - 2;
+    if (!memchr(q + 1, '\\', len)) {
+        if (len >= cap)
+            return 0;
+        memcpy(buf, q + 1, len);
+        buf[len] = '\0';
+        return 1;
+    }
+    cJSON *str = cJSON_ParseWithLength(q, (size_t)(end - q));
+    int ok = cJSON_IsString(str) && strlen(str->valuestring) < cap;
+    if (ok)
+        strcpy(buf, str->valuestring);
+    cJSON_Delete(str);
+    return ok;
+}
+
+int zf_json_raw_members(const char *text, size_t n, zf_json_member_fn fn, void *arg)
+{
+    scan s = {text, text + n};
+    skip_ws(&s);
+    if (s.p >= s.end || *s.p++ != '{')
+        return ZF_ECORRUPT;
+    skip_ws(&s);
+    if (s.p < s.end && *s.p == '}')
+        return ZF_OK;
+    for (;;) {
+        skip_ws(&s);
+        const char *kstart = s.p;
+        char key[ZF_JSON_KEY_MAX];
+        if (s.p >= s.end || *s.p != '"' || !skip_string(&s) || !raw_key(kstart, s.p, key, sizeof key))
+            return ZF_ECORRUPT;
+        skip_ws(&s);
+        if (s.p >= s.end || *s.p++ != ':')
+            return ZF_ECORRUPT;
+        skip_ws(&s);
+        const char *val = s.p;
+        if (!skip_value(&s))
+            return ZF_ECORRUPT;
+        int rc = fn(arg, key, val, (size_t)(s.p - val));
+        if (rc)
+            return rc;
+        skip_ws(&s);
+        if (s.p < s.end && *s.p == '}')
+            return ZF_OK;
+        if (s.p >= s.end || *s.p++ != ',')
+            return ZF_ECORRUPT;
+    }
+}
+
+typedef struct find_ctx {
+    const char *key;
+    const char *val;
+    size_t vlen;
+} find_ctx;
+
+static int find_member(void *arg, const char *key, const char *val, size_t vlen)
+{
+    find_ctx *f = arg;
+    if (strcmp(key, f->key))
+        return 0;
+    f->val = val;
+    f->vlen = vlen;
+    return 1;
+}
+
+int zf_json_raw_member(const char *text, size_t n, const char *key, const char **val, size_t *vlen)
+{
+    find_ctx f = {key, NULL, 0};
+    int rc = zf_json_raw_members(text, n, find_member, &f);
+    if (rc < 0)
+        return rc;
+    if (!f.val)
+        return ZF_ENOTFOUND;
+    *val = f.val;
+    *vlen = f.vlen;
+    return ZF_OK;
+}
+
+int zf_json_raw_int64(const char *text, size_t n, const char *key, int64_t *out)
+{
+    const char *val;
+    size_t vlen;
+    if (zf_json_raw_member(text, n, key, &val, &vlen) != ZF_OK)
+        return ZF_ENOTFOUND;
+    scan s = {val, val + vlen};
+    return raw_integer(&s, out);
+}

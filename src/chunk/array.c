@@ -1,0 +1,453 @@
+/* array.c - chunk keys, loading and decoding for one array. */
+#include "chunk/array.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/log.h"
+
+struct zf_array {
+    const zf_store *store;
+    zf_cache *cache;
+    char *path;
+    zf_meta meta;
+    uint64_t id;              /* cache owner id, unique per array */
+    uint64_t grid[ZF_MAX_DIMS];
+    uint64_t nchunks;
+    zf_stamp *stamps;         /* per stored chunk, from zf_array_snapshot */
+};
+
+static uint64_t next_id(void)
+{
+    static uint64_t counter;
+    return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+}
+
+zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, zf_cache *cache)
+{
+    zf_array *a = calloc(1, sizeof *a);
+    if (!a || !(a->path = strdup(path))) {
+        free(a);
+        return NULL;
+    }
+    a->store = store;
+    a->cache = cache;
+    a->meta = *meta;
+    memset(meta, 0, sizeof *meta);
+    a->id = next_id();
+    a->nchunks = 1;
+    for (unsigned d = 0; d < a->meta.ndim; d++) {
+        a->grid[d] = (a->meta.shape[d] + a->meta.read_chunks[d] - 1) / a->meta.read_chunks[d];
+        a->nchunks *= a->grid[d]; /* <= nelems (or 0), so no overflow */
+    }
+    return a;
+}
+
+void zf_array_free(zf_array *a)
+{
+    if (!a)
+        return;
+    zf_cache_cancel(a->cache, a->id); /* no background load may still use a */
+    zf_meta_clear(&a->meta);
+    free(a->stamps);
+    free(a->path);
+    free(a);
+}
+
+const zf_meta *zf_array_meta(const zf_array *a)
+{
+    return &a->meta;
+}
+
+const char *zf_array_path(const zf_array *a)
+{
+    return a->path;
+}
+
+uint64_t zf_array_grid(const zf_array *a, unsigned d)
+{
+    return a->grid[d];
+}
+
+uint64_t zf_array_nchunks(const zf_array *a)
+{
+    return a->nchunks;
+}
+
+/* first element of read-grid chunk `index` */
+static void chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin)
+{
+    for (unsigned d = a->meta.ndim; d-- > 0;) {
+        origin[d] = index % a->grid[d] * a->meta.read_chunks[d];
+        index /= a->grid[d];
+    }
+}
+
+/* full store key of the stored chunk (or shard) holding read-grid chunk `index` */
+static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t cap)
+{
+    uint64_t coords[ZF_MAX_DIMS];
+    chunk_origin(a, index, coords);
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        coords[d] /= a->meta.chunks[d];
+    size_t len = 0;
+    if (*a->path)
+        len = (size_t)snprintf(buf, cap, "%s/", a->path);
+    if (len >= cap)
+        return ZF_EINVAL;
+    return zf_meta_chunk_key(&a->meta, coords, buf + len, cap - len);
+}
+
+/* decode `raw` with pipeline p into buf (room for its chunk elements), or a
+ * new array of them when buf is NULL */
+static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, int64_t *buf,
+                        zf_chunk *out, char *err, size_t errcap)
+{
+    uint64_t elems = zf_pipeline_chunk_elems(p);
+    int64_t *v = buf ? buf : zf_pool_alloc((size_t)elems * sizeof *v);
+    if (!v)
+        return ZF_ENOMEM;
+    int rc = zf_pipeline_decode(p, raw, rawn, v, err, errcap);
+    if (rc) {
+        if (v != buf)
+            free(v);
+        return rc;
+    }
+    out->values = v;
+    out->n = elems;
+    return ZF_OK;
+}
+
+/* byte range of one (inner) chunk inside a shard file */
+typedef struct range {
+    uint64_t off, len;
+} range;
+
+/* read and decode the index of the shard occupying r; *idx gets 2*count values */
+static int read_index(const zf_array *a, const char *key, const zf_pipeline *p, range r,
+                      uint64_t **idx, char *err, size_t errcap)
+{
+    int at_start;
+    size_t ib = zf_pipeline_index_bytes(p, &at_start);
+    if (ib > r.len) {
+        snprintf(err, errcap, "shard of %llu bytes is smaller than its index (%zu bytes)",
+                 (unsigned long long)r.len, ib);
+        return ZF_ECORRUPT;
+    }
+    uint8_t *raw = malloc(ib);
+    uint64_t *out = malloc(2 * zf_pipeline_inner_count(p) * sizeof *out);
+    int rc = raw && out ? ZF_OK : ZF_ENOMEM;
+    if (rc == ZF_OK)
+        rc = zf_store_read_range(a->store, key, at_start ? r.off : r.off + r.len - ib, ib, raw);
+    if (rc == ZF_OK)
+        rc = zf_pipeline_decode_index(p, raw, ib, out, err, errcap);
+    free(raw);
+    if (rc) {
+        free(out);
+        return rc;
+    }
+    *idx = out;
+    return ZF_OK;
+}
+
+/* narrow r from a shard to inner chunk k of it; ZF_ENOTFOUND if it is empty */
+static int select_inner(const uint64_t *idx, uint64_t k, range *r, char *err, size_t errcap)
+{
+    uint64_t off = idx[2 * k], len = idx[2 * k + 1];
+    if (off == UINT64_MAX && len == UINT64_MAX)
+        return ZF_ENOTFOUND;
+    if (off > r->len || len > r->len - off) {
+        snprintf(err, errcap, "shard index entry %llu points outside the shard", (unsigned long long)k);
+        return ZF_ECORRUPT;
+    }
+    r->off += off;
+    r->len = len;
+    return ZF_OK;
+}
+
+/* position (C order) of the inner chunk holding element e of a shard */
+static uint64_t inner_position(unsigned ndim, const uint64_t *e, const uint64_t *shard,
+                               const uint64_t *inner)
+{
+    uint64_t k = 0;
+    for (unsigned d = 0; d < ndim; d++)
+        k = k * (shard[d] / inner[d]) + e[d] / inner[d];
+    return k;
+}
+
+/* walk the shard levels down to the innermost chunk holding element origin */
+static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, range *r,
+                        const zf_pipeline **pp, char *err, size_t errcap)
+{
+    const zf_pipeline *p = a->meta.pipeline;
+    const uint64_t *shard = a->meta.chunks, *inner;
+    uint64_t e[ZF_MAX_DIMS];
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        e[d] = origin[d] % shard[d];
+    const zf_pipeline *next;
+    while (zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner))) {
+        uint64_t *idx = NULL;
+        int rc = read_index(a, key, p, *r, &idx, err, errcap);
+        if (rc == ZF_OK)
+            rc = select_inner(idx, inner_position(a->meta.ndim, e, shard, inner), r, err, errcap);
+        free(idx);
+        if (rc)
+            return rc;
+        for (unsigned d = 0; d < a->meta.ndim; d++)
+            e[d] %= inner[d];
+        shard = inner;
+        p = next;
+    }
+    *pp = p;
+    return ZF_OK;
+}
+
+/* read (part of) the stored value at key into raw and decode it */
+static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *buf,
+                       zf_store_buf *raw, zf_chunk *out, char *err, size_t errcap)
+{
+    const zf_pipeline *p = a->meta.pipeline;
+    size_t rawn = 0;
+    int rc;
+    if (!zf_pipeline_partial(p)) {
+        rc = zf_store_read_buf(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn);
+        if (rc == ZF_ECORRUPT)
+            snprintf(err, errcap, "not a regular file, or larger than any valid encoding");
+    } else {
+        uint64_t origin[ZF_MAX_DIMS], size;
+        chunk_origin(a, index, origin);
+        range r = {0, 0};
+        rc = zf_store_size(a->store, key, &size);
+        r.len = size;
+        if (rc == ZF_OK)
+            rc = locate_inner(a, key, origin, &r, &p, err, errcap);
+        if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
+            snprintf(err, errcap, "inner chunk of %llu bytes is larger than any valid encoding",
+                     (unsigned long long)r.len);
+            rc = ZF_ECORRUPT;
+        }
+        rawn = (size_t)r.len;
+        if (rc == ZF_OK)
+            rc = zf_store_buf_reserve(raw, rawn);
+        if (rc == ZF_OK)
+            rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p);
+    }
+    if (rc == ZF_OK)
+        rc = decode_chunk(p, raw->p, rawn, buf, out, err, errcap);
+    return rc;
+}
+
+/* linear index (C order over the stored-chunk grid) of the chunk holding read chunk index */
+static uint64_t stored_index(const zf_array *a, uint64_t index)
+{
+    uint64_t origin[ZF_MAX_DIMS], k = 0;
+    chunk_origin(a, index, origin);
+    for (unsigned d = 0; d < a->meta.ndim; d++) {
+        uint64_t g = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
+        k = k * g + origin[d] / a->meta.chunks[d];
+    }
+    return k;
+}
+
+/* ZF_ESTALE if the stored chunk no longer matches its snapshot stamp */
+static int check_stamp(const zf_array *a, uint64_t index, const char *key, char *err, size_t errcap)
+{
+    const zf_stamp *stamps = __atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE);
+    if (!stamps)
+        return ZF_OK;
+    zf_stamp now;
+    zf_store_stamp(a->store, key, &now);
+    const zf_stamp *then = &stamps[stored_index(a, index)];
+    if (now.size == then->size && now.mtime == then->mtime)
+        return ZF_OK;
+    snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
+    return ZF_ESTALE;
+}
+
+uint64_t zf_array_chunk_elems(const zf_array *a)
+{
+    uint64_t n = 1;
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        n *= a->meta.read_chunks[d];
+    return n;
+}
+
+/* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
+ * (into buf, or new memory if NULL), or fill */
+static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
+                     zf_chunk *out)
+{
+    char key[ZF_KEY_MAX], err[256] = "";
+    zf_pool *pool = zf_cache_pool(a->cache);
+    zf_store_buf tmp = {NULL, 0};
+    if (!raw)
+        tmp.p = zf_pool_take(pool, 0, &tmp.cap);
+    int rc = chunk_store_key(a, index, key, sizeof key);
+    if (rc == ZF_OK)
+        rc = check_stamp(a, index, key, err, sizeof err);
+    if (rc == ZF_OK)
+        rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
+    zf_pool_give(pool, tmp.p, tmp.cap);
+    if (rc == ZF_ENOTFOUND) { /* a missing chunk (or empty inner chunk): the fill value */
+        out->n = zf_array_chunk_elems(a);
+        out->values = NULL;
+        out->constant = a->meta.fill;
+        return ZF_OK;
+    }
+    if (rc != ZF_OK) {
+        zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
+               *err ? ": " : "", err);
+        return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
+    }
+    return ZF_OK;
+}
+
+/* cache loader: decodes into buf when the cache has one */
+static int load_chunk(void *ctx, uint64_t index, void *buf, zf_chunk *out)
+{
+    return load_into(ctx, index, buf, NULL, out);
+}
+
+int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
+                    zf_chunk *out)
+{
+    return load_into(a, index, buf, raw, out);
+}
+
+int zf_array_cache_room(const zf_array *a, unsigned chunks)
+{
+    return zf_cache_room(a->cache, (size_t)zf_array_chunk_elems(a) * sizeof(int64_t) * chunks);
+}
+
+int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)
+{
+    size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
+    return zf_cache_get(a->cache, a->id, index, bytes, load_chunk, a, out);
+}
+
+void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)
+{
+    zf_cache_put(a->cache, chunk);
+}
+
+void zf_array_prefetch(zf_array *a, uint64_t index)
+{
+    size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
+    if (index < a->nchunks)
+        zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
+}
+
+/* call fn for the store key of every stored chunk (or shard) of the grid */
+static void for_each_stored(const zf_array *a, void (*fn)(const zf_array *, const char *, void *),
+                            void *ctx)
+{
+    uint64_t grid[ZF_MAX_DIMS], total = 1, coords[ZF_MAX_DIMS] = {0};
+    for (unsigned d = 0; d < a->meta.ndim; d++) {
+        grid[d] = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
+        total *= grid[d];
+    }
+    char key[ZF_KEY_MAX];
+    size_t plen = *a->path ? (size_t)snprintf(key, sizeof key, "%s/", a->path) : 0;
+    for (uint64_t k = 0; k < total; k++) {
+        if (zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK)
+            fn(a, key, ctx);
+        for (unsigned d = a->meta.ndim; d-- > 0;) {
+            if (++coords[d] < grid[d])
+                break;
+            coords[d] = 0;
+        }
+    }
+}
+
+static void stored_total(const zf_array *a, uint64_t *total)
+{
+    *total = 1;
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        *total *= (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
+}
+
+typedef struct stamp_ctx {
+    zf_stamp *stamps;
+    uint64_t k;
+} stamp_ctx;
+
+static void take_stamp(const zf_array *a, const char *key, void *ctx)
+{
+    stamp_ctx *c = ctx;
+    zf_store_stamp(a->store, key, &c->stamps[c->k++]);
+}
+
+static void fp_meta(const zf_array *a, zf_fp *fp)
+{
+    const zf_meta *m = &a->meta;
+    char codecs[1024];
+    zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
+    zf_fp_add(fp, zf_store_path(a->store), strlen(zf_store_path(a->store)));
+    zf_fp_add(fp, a->path, strlen(a->path));
+    zf_fp_add(fp, m->shape, sizeof m->shape);
+    zf_fp_add(fp, m->chunks, sizeof m->chunks);
+    zf_fp_add(fp, m->read_chunks, sizeof m->read_chunks);
+    zf_fp_add(fp, m->dtype_text, strlen(m->dtype_text));
+    zf_fp_add(fp, &m->fill, sizeof m->fill);
+    zf_fp_add(fp, &m->key_v2, sizeof m->key_v2);
+    zf_fp_add(fp, &m->separator, 1);
+    zf_fp_add(fp, codecs, strlen(codecs));
+    for (unsigned d = 0; d < m->ndim; d++)
+        zf_fp_add(fp, m->dim_names[d] ? m->dim_names[d] : "", m->dim_names[d] ? strlen(m->dim_names[d]) + 1 : 0);
+}
+
+int zf_array_snapshot(zf_array *a, zf_fp *fp)
+{
+    uint64_t total;
+    stored_total(a, &total);
+    stamp_ctx c = {calloc(total ? (size_t)total : 1, sizeof(zf_stamp)), 0};
+    if (!c.stamps)
+        return ZF_ENOMEM;
+    for_each_stored(a, take_stamp, &c);
+    fp_meta(a, fp);
+    zf_fp_add(fp, c.stamps, (size_t)total * sizeof *c.stamps);
+    zf_stamp *old = __atomic_exchange_n(&a->stamps, c.stamps, __ATOMIC_ACQ_REL);
+    free(old);
+    return ZF_OK;
+}
+
+typedef struct changed_ctx {
+    const zf_stamp *stamps;
+    uint64_t k;
+    int changed;
+} changed_ctx;
+
+static void compare_stamp(const zf_array *a, const char *key, void *ctx)
+{
+    changed_ctx *c = ctx;
+    zf_stamp now;
+    zf_store_stamp(a->store, key, &now);
+    const zf_stamp *then = &c->stamps[c->k++];
+    c->changed |= now.size != then->size || now.mtime != then->mtime;
+}
+
+int zf_array_changed(const zf_array *a)
+{
+    changed_ctx c = {__atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE), 0, 0};
+    if (c.stamps)
+        for_each_stored(a, compare_stamp, &c);
+    return c.changed;
+}
+
+static void count_present(const zf_array *a, const char *key, void *ctx)
+{
+    if (zf_store_kind(a->store, key) == 1)
+        (*(uint64_t *)ctx)++;
+}
+
+int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
+{
+    stored_total(a, expected);
+    *present = 0;
+    if (*expected > limit)
+        return ZF_EUNSUPPORTED;
+    for_each_stored(a, count_present, present);
+    return ZF_OK;
+}

@@ -1,0 +1,76 @@
+/* array.h - one timedelta64 array of a store: metadata plus chunk access.
+ *
+ * Chunks are addressed by their linear index in C order over the chunk grid.
+ * A missing chunk reads as the fill value; a damaged one fails with
+ * ZF_ECORRUPT and a log line naming its key and the reason.  Decoded chunks
+ * live in the shared zf_cache.  Thread-safe. */
+#ifndef ZF_ARRAY_H
+#define ZF_ARRAY_H
+
+#include <stdint.h>
+
+#include "chunk/cache.h"
+#include "base/fp.h"
+#include "zarr/meta.h"
+#include "store/store.h"
+
+typedef struct zf_array zf_array;
+
+/* Create an array reading from store under key prefix path ("" for the root,
+ * else "a/b"); takes ownership of *meta's contents (meta is cleared).  The
+ * store and cache must outlive the array.  NULL on allocation failure. */
+zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, zf_cache *cache);
+
+/* Free an array; NULL is allowed. */
+void zf_array_free(zf_array *a);
+
+/* The array's metadata (owned by the array). */
+const zf_meta *zf_array_meta(const zf_array *a);
+
+/* The array's key prefix in the store ("" for a root array). */
+const char *zf_array_path(const zf_array *a);
+
+/* Number of chunks along dimension d, and in total. */
+uint64_t zf_array_grid(const zf_array *a, unsigned d);
+uint64_t zf_array_nchunks(const zf_array *a);
+
+/* Number of values in one (read-grid) chunk. */
+uint64_t zf_array_chunk_elems(const zf_array *a);
+
+/* Read and decode chunk `index` without the cache into buf (room for
+ * zf_array_chunk_elems values): out->values is buf, or NULL for a missing
+ * chunk (every value out->constant).  The stored bytes are read into raw
+ * (caller-owned, reused across calls) or, if raw is NULL, a temporary
+ * buffer.  Errors as zf_array_get_chunk. */
+int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
+                    zf_chunk *out);
+
+/* Would the cache keep `chunks` more chunks of this array without evicting? */
+int zf_array_cache_room(const zf_array *a, unsigned chunks);
+
+/* Get decoded chunk `index` with one cache reference (zf_array_put_chunk). */
+int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);
+
+/* Give back a chunk reference; NULL is allowed. */
+void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
+
+/* Have chunk `index` loaded into the cache in the background if the cache
+ * prefetches (cache.h); no effect otherwise or past the last chunk. */
+void zf_array_prefetch(zf_array *a, uint64_t index);
+
+/* Record the stamp (size, mtime) of every stored chunk, and mix into fp
+ * everything the array's values depend on: store and array path, metadata and
+ * those stamps.  From then on a chunk whose stamp differs when it is loaded
+ * fails with ZF_ESTALE instead of mixing old and new data.  Call once, before
+ * the first chunk is read.  Returns 0 or ZF_ENOMEM. */
+int zf_array_snapshot(zf_array *a, zf_fp *fp);
+
+/* Has any stored chunk changed since zf_array_snapshot?  (0 if never taken.) */
+int zf_array_changed(const zf_array *a);
+
+/* Count stored chunks (shards) present in the store against those the grid
+ * expects, by looking keys up (no decoding); ZF_EUNSUPPORTED (with *expected
+ * set) if more than limit would have to be looked up. */
+int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected);
+
+#endif

@@ -1,0 +1,296 @@
+/* codec.c - bytes-to-bytes codecs: metadata parsing and dispatch.
+ *
+ * The decoders themselves live in codec_<name>.c.  A codec keeps only what
+ * decoding needs (its decoder and name); configuration values are validated
+ * here and then dropped, because every format handled here is
+ * self-describing on the decode side. */
+#include "codec/codec.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec_impl.h"
+#include "base/err.h"
+
+struct zf_codec {
+    const char *name;    /* static string, as written in metadata */
+    zf_decode_fn decode;
+};
+
+/* Validates a configuration object (may be NULL); returns ZF_OK or an error. */
+typedef int (*check_fn)(const cJSON *cfg, const char *codec, char *err, size_t errcap);
+
+typedef struct codec_spec {
+    const char *name;
+    zf_decode_fn decode;
+    check_fn check;
+} codec_spec;
+
+int zf_codec_errf(char *err, size_t errcap, int code, const char *fmt, ...)
+{
+    if (err && errcap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errcap, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* ---- configuration checks ------------------------------------------------ */
+
+static const cJSON *member(const cJSON *obj, const char *key)
+{
+    return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+/* An optional integer member must be an integral number in [lo, hi]. */
+static int opt_int(const cJSON *obj, const char *key, long lo, long hi,
+                   const char *codec, char *err, size_t errcap)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return ZF_OK;
+    if (!cJSON_IsNumber(v))
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
+                             "%s: configuration \"%s\" must be an integer", codec, key);
+    double d = v->valuedouble;
+    if (!(d >= (double)lo && d <= (double)hi) || (double)(long)d != d)
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
+                             "%s: configuration \"%s\" must be an integer in %ld..%ld, got %g",
+                             codec, key, lo, hi, d);
+    return ZF_OK;
+}
+
+static int opt_bool(const cJSON *obj, const char *key, const char *codec,
+                    char *err, size_t errcap)
+{
+    const cJSON *v = member(obj, key);
+    if (v && !cJSON_IsBool(v))
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
+                             "%s: configuration \"%s\" must be a boolean", codec, key);
+    return ZF_OK;
+}
+
+/* An optional string member must be one of the NULL-terminated choices. */
+static int opt_enum(const cJSON *obj, const char *key, const char *const *choices,
+                    const char *codec, char *err, size_t errcap)
+{
+    const cJSON *v = member(obj, key);
+    if (!v)
+        return ZF_OK;
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
+                             "%s: configuration \"%s\" must be a string", codec, key);
+    for (const char *const *c = choices; *c; c++)
+        if (strcmp(*c, v->valuestring) == 0)
+            return ZF_OK;
+    return zf_codec_errf(err, errcap, ZF_ECORRUPT, "%s: unknown %s \"%.64s\"", codec, key,
+                         v->valuestring);
+}
+
+#define INT_LO (-2147483647L - 1)
+#define INT_HI 2147483647L
+
+static const char *const blosc_cnames[] = {"lz4", "lz4hc", "blosclz", "zstd", "zlib",
+                                           "snappy", NULL};
+static const char *const blosc_shuffles[] = {"noshuffle", "shuffle", "bitshuffle", NULL};
+
+static int check_none(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+{
+    (void)cfg, (void)codec, (void)err, (void)errcap;
+    return ZF_OK;
+}
+
+static int check_level(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+{
+    return opt_int(cfg, "level", INT_LO, INT_HI, codec, err, errcap);
+}
+
+static int check_zstd(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+{
+    int rc = check_level(cfg, codec, err, errcap);
+    return rc ? rc : opt_bool(cfg, "checksum", codec, err, errcap);
+}
+
+static int check_lz4(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+{
+    return opt_int(cfg, "acceleration", INT_LO, INT_HI, codec, err, errcap);
+}
+
+/* Fields common to the v2 and v3 blosc configurations. */
+static int check_blosc_common(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+{
+    int rc = opt_enum(cfg, "cname", blosc_cnames, codec, err, errcap);
+    if (!rc)
+        rc = opt_int(cfg, "clevel", 0, 9, codec, err, errcap);
+    if (!rc)
+        rc = opt_int(cfg, "blocksize", 0, INT_HI, codec, err, errcap);
+    return rc;
+}
+
+static int check_v3_blosc(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+{
+    int rc = check_blosc_common(cfg, codec, err, errcap);
+    if (!rc)
+        rc = opt_enum(cfg, "shuffle", blosc_shuffles, codec, err, errcap);
+    if (!rc)
+        rc = opt_int(cfg, "typesize", 1, INT_HI, codec, err, errcap);
+    return rc;
+}
+
+/* v2 (numcodecs) shuffle: -1 auto, 0 none, 1 byte, 2 bit. */
+static int check_v2_blosc(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+{
+    int rc = check_blosc_common(cfg, codec, err, errcap);
+    if (!rc)
+        rc = opt_int(cfg, "shuffle", -1, 2, codec, err, errcap);
+    if (!rc)
+        rc = opt_int(cfg, "typesize", 1, INT_HI, codec, err, errcap);
+    return rc;
+}
+
+/* ---- codec tables ---------------------------------------------------------- */
+
+static const codec_spec v3_specs[] = {
+    {"zstd", zf_dec_zstd, check_zstd},
+    {"gzip", zf_dec_gzip, check_level},
+    {"blosc", zf_dec_blosc, check_v3_blosc},
+    {"crc32c", zf_dec_crc32c, check_none},
+    /* numcodecs compressors wrapped for v3 by zarr-python (numcodecs.zarr3);
+     * their configuration is the numcodecs one without "id". */
+    {"numcodecs.zstd", zf_dec_zstd, check_zstd},
+    {"numcodecs.blosc", zf_dec_blosc, check_v2_blosc},
+    {"numcodecs.zlib", zf_dec_zlib, check_level},
+    {"numcodecs.gzip", zf_dec_gzip, check_level},
+    {"numcodecs.bz2", zf_dec_bz2, check_level},
+    {"numcodecs.lz4", zf_dec_lz4, check_lz4},
+};
+
+static const codec_spec v2_specs[] = {
+    {"zstd", zf_dec_zstd, check_zstd},
+    {"blosc", zf_dec_blosc, check_v2_blosc},
+    {"zlib", zf_dec_zlib, check_level},
+    {"gzip", zf_dec_gzip, check_level},
+    {"bz2", zf_dec_bz2, check_level},
+    {"lz4", zf_dec_lz4, check_lz4},
+};
+
+static const codec_spec *find_spec(const codec_spec *specs, size_t count, const char *name)
+{
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(specs[i].name, name) == 0)
+            return &specs[i];
+    return NULL;
+}
+
+/* Checks cfg against spec and allocates the codec. */
+static int make_codec(const codec_spec *spec, const cJSON *cfg, zf_codec **out,
+                      char *err, size_t errcap)
+{
+    int rc = spec->check(cfg, spec->name, err, errcap);
+    if (rc)
+        return rc;
+    zf_codec *c = malloc(sizeof *c);
+    if (!c)
+        return zf_codec_errf(err, errcap, ZF_ENOMEM, "%s: out of memory", spec->name);
+    c->name = spec->name;
+    c->decode = spec->decode;
+    *out = c;
+    return ZF_OK;
+}
+
+/* ---- public API ------------------------------------------------------------ */
+
+/* Split a v3 entry into its name and (possibly NULL) configuration. */
+static int v3_split(const cJSON *entry, const char **name, const cJSON **cfg,
+                    char *err, size_t errcap)
+{
+    *cfg = NULL;
+    if (cJSON_IsString(entry) && entry->valuestring) {
+        *name = entry->valuestring;
+        return ZF_OK;
+    }
+    if (!cJSON_IsObject(entry))
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
+                             "codec entry must be an object or a string");
+    const cJSON *n = member(entry, "name");
+    if (!cJSON_IsString(n) || !n->valuestring)
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT, "codec entry has no string \"name\"");
+    *name = n->valuestring;
+    const cJSON *c = member(entry, "configuration");
+    if (c && !cJSON_IsNull(c) && !cJSON_IsObject(c))
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
+                             "%.64s: \"configuration\" must be an object", *name);
+    *cfg = cJSON_IsObject(c) ? c : NULL;
+    return ZF_OK;
+}
+
+/* Parse a v3 bytes-to-bytes codec entry (see codec.h). */
+int zf_codec_from_v3(const cJSON *entry, zf_codec **out, char *err, size_t errcap)
+{
+    const char *name = NULL;
+    const cJSON *cfg = NULL;
+    *out = NULL;
+    int rc = v3_split(entry, &name, &cfg, err, errcap);
+    if (rc)
+        return rc;
+    const codec_spec *spec = find_spec(v3_specs, sizeof v3_specs / sizeof *v3_specs, name);
+    if (!spec)
+        return zf_codec_errf(err, errcap, ZF_ENOTFOUND,
+                             "unknown bytes-to-bytes codec \"%.64s\"", name);
+    return make_codec(spec, cfg, out, err, errcap);
+}
+
+/* Parse a v2 "compressor" object (see codec.h). */
+int zf_codec_from_v2(const cJSON *compressor, zf_codec **out, char *err, size_t errcap)
+{
+    *out = NULL;
+    if (!compressor || cJSON_IsNull(compressor))
+        return zf_codec_errf(err, errcap, ZF_EINVAL, "compressor is null");
+    if (!cJSON_IsObject(compressor))
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT, "compressor must be an object");
+    const cJSON *id = member(compressor, "id");
+    if (!cJSON_IsString(id) || !id->valuestring)
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT, "compressor has no string \"id\"");
+    const codec_spec *spec =
+        find_spec(v2_specs, sizeof v2_specs / sizeof *v2_specs, id->valuestring);
+    if (!spec)
+        return zf_codec_errf(err, errcap, ZF_EUNSUPPORTED, "unsupported compressor \"%.64s\"",
+                             id->valuestring);
+    return make_codec(spec, compressor, out, err, errcap);
+}
+
+/* Free a codec; NULL is allowed. */
+void zf_codec_free(zf_codec *c)
+{
+    free(c);
+}
+
+/* Name of the codec as written in metadata. */
+const char *zf_codec_name(const zf_codec *c)
+{
+    return c->name;
+}
+
+/* Decode n bytes at in into out (capacity cap); see codec.h. */
+int zf_codec_decode(const zf_codec *c, const uint8_t *in, size_t n, uint8_t *out,
+                    size_t cap, size_t *outn, char *err, size_t errcap)
+{
+    if (outn)
+        *outn = 0;
+    if (!c || !outn || (!in && n) || (!out && cap))
+        return zf_codec_errf(err, errcap, ZF_EINVAL, "codec: bad arguments");
+    return c->decode(in, n, out, cap, outn, err, errcap);
+}
+
+/* An upper bound on the encoded size of `decoded` bytes (saturating). */
+size_t zf_codec_bound(size_t decoded)
+{
+    const size_t slack = 65536;
+    size_t extra = decoded / 8 + slack;
+    return decoded > SIZE_MAX - extra ? SIZE_MAX : decoded + extra;
+}

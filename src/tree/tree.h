@@ -1,0 +1,63 @@
+/* tree.h - the namespace zarrfs shows: directories for groups, files for arrays.
+ *
+ * Built from metadata alone (no chunk is read).  A tree is immutable after
+ * zf_tree_build and may be read by many threads.  Node numbers are derived from
+ * the node's path (and, for files, opts->generation), so a tree rebuilt after
+ * the store changed keeps every surviving directory's number while its files
+ * get new ones: text of two versions never shares an inode.  The root is 1. */
+#ifndef ZF_TREE_H
+#define ZF_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chunk/cache.h"
+#include "view/layout.h"
+#include "store/store.h"
+
+#define ZF_ROOT_INO 1
+
+typedef struct zf_node {
+    uint64_t ino;
+    uint64_t parent;        /* ino of the parent (the root is its own parent) */
+    char *name;
+    int is_dir;
+    size_t *children;       /* dirs: children (see zf_tree_child), sorted by name */
+    size_t nchildren;
+    zf_layout *layout;      /* files: the array's layout (shared by .txt/.csv/.info) */
+    zf_view view;
+} zf_node;
+
+typedef struct zf_tree zf_tree;
+
+/* Walk the store and build the tree.  ZF_ENOTFOUND if the root holds no Zarr
+ * metadata; ZF_ECORRUPT / ZF_EUNSUPPORTED (with a log line) if the root's own
+ * metadata is invalid.  Arrays with invalid or unsupported metadata are left out with a
+ * log line.  store and cache must outlive the tree. */
+int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *opts,
+                  zf_tree **out);
+
+/* Free the tree, its arrays and layouts; NULL is allowed. */
+void zf_tree_free(zf_tree *t);
+
+/* The node with number ino, or NULL. */
+const zf_node *zf_tree_node(const zf_tree *t, uint64_t ino);
+
+/* Node i (0 <= i < zf_tree_count) in build order, for walking every node. */
+const zf_node *zf_tree_node_at(const zf_tree *t, uint64_t i);
+
+/* Child i (0 <= i < d->nchildren) of directory d. */
+const zf_node *zf_tree_child(const zf_tree *t, const zf_node *d, size_t i);
+
+/* The child called name of directory parent, or NULL. */
+const zf_node *zf_tree_lookup(const zf_tree *t, uint64_t parent, const char *name);
+
+/* Number of nodes (directories and files). */
+uint64_t zf_tree_count(const zf_tree *t);
+
+/* Does a fresh walk of the store differ from t: nodes added, removed or
+ * renamed, metadata documents rewritten, or chunks of an array whose size was
+ * computed rewritten?  Reads only metadata and stamps (no chunk). */
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh);
+
+#endif

@@ -1,0 +1,115 @@
+/* idxcache.c - fingerprints and index files under the cache directory. */
+#include "view/idxcache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAGIC "ZFIDX\001\000\000"
+
+int zf_idxcache_default_dir(char *buf, size_t cap)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(buf, cap, "%s/zarrfs", xdg);
+    else if (home && *home)
+        snprintf(buf, cap, "%s/.cache/zarrfs", home);
+    else
+        return -1;
+    return 0;
+}
+
+static void file_name(const char *dir, const zf_fp *fp, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%016llx%016llx.idx", dir, (unsigned long long)fp->a,
+             (unsigned long long)fp->b);
+}
+
+static int read_full(int fd, void *buf, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t r = read(fd, (char *)buf + done, n - done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(fd, (const char *)buf + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+/* header: magic, fingerprint, entry count */
+typedef struct header {
+    char magic[8];
+    uint64_t a, b, n;
+} header;
+
+int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off0, uint64_t *off1)
+{
+    char path[4096];
+    file_name(dir, fp, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    header h;
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && (uint64_t)st.st_size == sizeof h + 2 * n * sizeof *off0 &&
+             read_full(fd, &h, sizeof h) == 0 && !memcmp(h.magic, MAGIC, 8) && h.a == fp->a &&
+             h.b == fp->b && h.n == n && read_full(fd, off0, n * sizeof *off0) == 0 &&
+             read_full(fd, off1, n * sizeof *off1) == 0;
+    close(fd);
+    for (uint64_t i = 1; ok && i < n; i++) /* offsets never decrease */
+        ok = off0[i] >= off0[i - 1] && off1[i] >= off1[i - 1];
+    return ok ? 0 : -1;
+}
+
+/* create dir and its missing parents */
+static void mkdir_p(const char *dir)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0700);
+            *p = '/';
+        }
+    }
+    mkdir(buf, 0700);
+}
+
+void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64_t *off0,
+                      const uint64_t *off1)
+{
+    char path[4096], tmp[4200];
+    mkdir_p(dir);
+    file_name(dir, fp, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    header h = {.a = fp->a, .b = fp->b, .n = n};
+    memcpy(h.magic, MAGIC, 8);
+    int ok = write_full(fd, &h, sizeof h) == 0 && write_full(fd, off0, n * sizeof *off0) == 0 &&
+             write_full(fd, off1, n * sizeof *off1) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}

@@ -1,0 +1,30 @@
+/* idxcache.h - offset indexes persisted between mounts.
+ *
+ * A layout's offset index costs a decode pass to build; it is saved to
+ * DIR/<fingerprint>.idx and reused by a later mount when the fingerprint
+ * matches.  The fingerprint covers everything the index depends on: the
+ * store and array path, the metadata, the text options, and the size and
+ * modification time of every stored chunk, so any change invalidates it.
+ * Files are written atomically (temp file + rename); damaged or foreign
+ * files are ignored. */
+#ifndef ZF_IDXCACHE_H
+#define ZF_IDXCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/fp.h"
+
+/* The default directory: $XDG_CACHE_HOME/zarrfs or $HOME/.cache/zarrfs, into
+ * buf (capacity cap).  Returns 0, or -1 if neither variable is set. */
+int zf_idxcache_default_dir(char *buf, size_t cap);
+
+/* Load the index saved under fp: n entries into each of off0 and off1
+ * (caller-owned).  Returns 0 if found and well formed. */
+int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off0, uint64_t *off1);
+
+/* Save an index of n entries per view under fp (creating dir); best effort. */
+void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64_t *off0,
+                      const uint64_t *off1);
+
+#endif

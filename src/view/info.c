@@ -1,0 +1,64 @@
+/* info.c - NAME.info: shape, chunking, data type, fill value, codecs, chunks. */
+#include "view/info.h"
+
+#include <string.h>
+
+#include "base/err.h"
+
+#define ZF_INFO_MAX_LOOKUPS 1000000
+
+static const char *const format_names[] = {"pandas", "iso", "numpy", "seconds", "raw"};
+
+static void dims_line(zf_sbuf *out, const char *key, unsigned ndim, const uint64_t *v)
+{
+    zf_sbuf_printf(out, "%s: [", key);
+    for (unsigned d = 0; d < ndim; d++)
+        zf_sbuf_printf(out, "%s%llu", d ? ", " : "", (unsigned long long)v[d]);
+    zf_sbuf_add(out, "]\n", 2);
+}
+
+static void fill_line(zf_sbuf *out, const zf_meta *m, const zf_fmt *fmt)
+{
+    char text[ZF_VALUE_MAX + ZF_NAT_MAX + 1];
+    size_t n = zf_fmt_value(fmt, m->fill, text);
+    zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, text);
+}
+
+void zf_info_text(const zf_array *a, const char *name, const zf_fmt *fmt, zf_sbuf *out)
+{
+    const zf_meta *m = zf_array_meta(a);
+    zf_sbuf_printf(out, "name: %s\n", name);
+    zf_sbuf_printf(out, "store_path: %s\n", *zf_array_path(a) ? zf_array_path(a) : "/");
+    zf_sbuf_printf(out, "zarr_format: %d\n", m->zarr_format);
+    dims_line(out, "shape", m->ndim, m->shape);
+    zf_sbuf_printf(out, "elements: %llu\n", (unsigned long long)m->nelems);
+    const uint64_t *inner;
+    if (zf_pipeline_inner(m->pipeline, &inner)) {
+        dims_line(out, "shard_shape", m->ndim, m->chunks);
+        dims_line(out, "chunk_shape", m->ndim, inner);
+    } else {
+        dims_line(out, "chunk_shape", m->ndim, m->chunks);
+    }
+    zf_sbuf_printf(out, "data_type: %s\n", m->dtype_text);
+    zf_sbuf_printf(out, "unit: %s\n", zf_unit_name(m->unit));
+    zf_sbuf_printf(out, "scale_factor: %u\n", m->scale);
+    fill_line(out, m, fmt);
+    zf_sbuf_add(out, "dimension_names: ", 17);
+    for (unsigned d = 0; d < m->ndim; d++) {
+        if (m->dim_names[d])
+            zf_sbuf_printf(out, "%s%s", d ? ", " : "", m->dim_names[d]);
+        else
+            zf_sbuf_printf(out, "%sdim_%u (unnamed)", d ? ", " : "", d);
+    }
+    zf_sbuf_add(out, "\n", 1);
+    char codecs[1024];
+    zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
+    zf_sbuf_printf(out, "codecs: %s\n", codecs);
+    uint64_t present, expected;
+    if (zf_array_count_stored(a, ZF_INFO_MAX_LOOKUPS, &present, &expected) == ZF_OK)
+        zf_sbuf_printf(out, "chunks_present: %llu of %llu\n", (unsigned long long)present,
+                       (unsigned long long)expected);
+    else
+        zf_sbuf_printf(out, "chunks_present: not counted (%llu expected)\n", (unsigned long long)expected);
+    zf_sbuf_printf(out, "text_format: %s\n", format_names[fmt->format]);
+}

@@ -1,0 +1,423 @@
+/* layout.c - an array's text views: set-up, the size pass, the offset index
+ * and its persisted copy (reading is in layout_read.c). */
+#include "view/layout.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/err.h"
+#include "view/idxcache.h"
+#include "view/info.h"
+#include "layout_impl.h"
+#include "base/digits.h"
+#include "base/sbuf.h"
+
+enum { UNSIZED, SIZING, SIZED };
+
+/* geometry of one chunk: first element and extent inside the array */
+typedef struct cgeom {
+    uint64_t origin[ZF_MAX_DIMS], extent[ZF_MAX_DIMS];
+} cgeom;
+
+static void chunk_geom(const zf_layout *l, uint64_t ci, cgeom *g)
+{
+    for (unsigned d = l->ndim; d-- > 0;) {
+        uint64_t gd = zf_array_grid(l->a, d);
+        uint64_t k = ci % gd;
+        ci /= gd;
+        g->origin[d] = k * l->m->read_chunks[d];
+        uint64_t rest = l->m->shape[d] - g->origin[d];
+        g->extent[d] = rest < l->m->read_chunks[d] ? rest : l->m->read_chunks[d];
+    }
+}
+
+static int mark_bad(zf_layout *l, uint64_t ci)
+{
+    pthread_mutex_lock(&l->mu);
+    if (!l->bad)
+        __atomic_store_n(&l->bad, calloc((size_t)(l->nchunks / 8 + 1), 1), __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&l->mu);
+    if (!l->bad)
+        return ZF_ENOMEM;
+    __atomic_fetch_or(&l->bad[ci / 8], (uint8_t)(1u << (ci % 8)), __ATOMIC_RELAXED);
+    return ZF_OK;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static int build_header(zf_layout *l, const char *name)
+{
+    zf_sbuf sb = {0};
+    char dim[32];
+    for (unsigned d = 0; d < l->ndim; d++) {
+        const char *dn = l->m->dim_names[d];
+        if (!dn) {
+            memcpy(dim, "dim_", 4);
+            dim[4 + zf_u64_text((uint64_t)d, dim + 4)] = '\0';
+            dn = dim;
+        }
+        zf_sbuf_csv_field(&sb, dn);
+        zf_sbuf_add(&sb, ",", 1);
+    }
+    zf_sbuf_csv_field(&sb, name);
+    zf_sbuf_add(&sb, "\n", 1);
+    if (sb.failed)
+        return ZF_ENOMEM;
+    l->header = sb.data;
+    l->header_len = sb.len;
+    return ZF_OK;
+}
+
+zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *opts)
+{
+    zf_layout *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->a = a;
+    l->m = zf_array_meta(a);
+    l->ndim = l->m->ndim;
+    l->nelems = l->m->nelems;
+    l->block = ZF_LAYOUT_BLOCK; /* grows so that no index has more than 2^20 blocks */
+    while (l->nelems / l->block > (UINT64_C(1) << 20))
+        l->block *= 2;
+    l->nblocks = (l->nelems + l->block - 1) / l->block;
+    l->nchunks = zf_array_nchunks(a);
+    char qnat[2 * ZF_NAT_MAX + 3];
+    zf_csv_quote(opts->nat, qnat, sizeof qnat);
+    if (zf_fmt_init(&l->fmt, opts->format, l->m->unit, l->m->scale, opts->nat) ||
+        zf_fmt_init(&l->csvfmt, opts->format, l->m->unit, l->m->scale, qnat) ||
+        build_header(l, name) || !(l->name = strdup(name)) ||
+        (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
+        free(l->header);
+        free(l->name);
+        free(l);
+        return NULL;
+    }
+    l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
+    l->format = opts->format;
+    uint64_t s = 1, cs = 1;
+    for (unsigned d = l->ndim; d-- > 0;) {
+        l->stride[d] = s;
+        s *= l->m->shape[d];
+        l->cstride[d] = cs;
+        cs *= l->m->read_chunks[d];
+    }
+    l->line_max = (size_t)l->ndim * 21 + ZF_VALUE_MAX + sizeof qnat + 2;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    l->threads = opts->threads ? opts->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    return l;
+}
+
+void zf_layout_free(zf_layout *l)
+{
+    if (!l)
+        return;
+    free(l->off[0]);
+    free(l->off[1]);
+    free(l->bad);
+    free(l->header);
+    free(l->name);
+    free(l->index_dir);
+    free(l->info);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    free(l);
+}
+
+const zf_fmt *zf_layout_fmt(const zf_layout *l)
+{
+    return &l->fmt;
+}
+
+/* --------------------------------------------------------------- the pass */
+
+typedef struct pass {
+    zf_layout *l;
+    uint64_t next;       /* next chunk to measure (atomic) */
+    int rc;              /* first fatal error (atomic) */
+    unsigned reserve;    /* chunks of cache room the workers' own buffers count for */
+} pass;
+
+/* add one block's text lengths to the index (blocks are shared by threads) */
+static void add_block(zf_layout *l, uint64_t b, uint64_t tsum, uint64_t csum)
+{
+    __atomic_fetch_add(&l->off[0][b + 1], tsum, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&l->off[1][b + 1], csum, __ATOMIC_RELAXED);
+}
+
+/* block sums of a run of n elements that all hold v: O(blocks), not O(n) */
+static void measure_constant(zf_layout *l, int64_t v, uint64_t g, uint64_t n, uint64_t fixed,
+                             uint64_t last)
+{
+    uint64_t t = zf_fmt_len(&l->fmt, v) + 1;
+    uint64_t c = (v == ZF_NAT && l->csv_nat_differs ? (uint64_t)l->csvfmt.nat_len + 1 : t) + l->ndim + fixed;
+    while (n) {
+        uint64_t b = g / l->block, k = (b + 1) * l->block - g;
+        if (k > n)
+            k = n;
+        add_block(l, b, k * t, k * c + (l->ndim ? zf_digit_sum(last, last + k) : 0));
+        g += k;
+        last += k;
+        n -= k;
+    }
+}
+
+static uint64_t count_nat(const int64_t *vals, uint64_t n)
+{
+    uint64_t k = 0;
+    for (uint64_t j = 0; j < n; j++)
+        k += vals[j] == ZF_NAT;
+    return k;
+}
+
+/* block sums of one run of consecutive elements along the last axis: the
+ * text lengths of each block's part at once; a .csv line adds its index
+ * columns, and the quotes of a NaT text that needs them */
+static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t n,
+                        uint64_t fixed, uint64_t last)
+{
+    uint64_t nat_extra = (uint64_t)l->csvfmt.nat_len - l->fmt.nat_len;
+    while (n) {
+        uint64_t b = g / l->block, k = (b + 1) * l->block - g;
+        if (k > n)
+            k = n;
+        uint64_t t = zf_fmt_len_sum(&l->fmt, vals, (size_t)k) + k;
+        uint64_t c = t + k * (l->ndim + fixed) + (l->ndim ? zf_digit_sum(last, last + k) : 0);
+        if (l->csv_nat_differs)
+            c += count_nat(vals, k) * nat_extra;
+        add_block(l, b, t, c);
+        vals += k;
+        g += k;
+        last += k;
+        n -= k;
+    }
+}
+
+/* measure every run of chunk ci: its values, or (vals NULL) v everywhere */
+static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals, int64_t v)
+{
+    if (l->ndim == 0) {
+        if (vals)
+            measure_run(l, vals, 0, 1, 0, 0);
+        else
+            measure_constant(l, v, 0, 1, 0, 0);
+        return;
+    }
+    cgeom cg;
+    chunk_geom(l, ci, &cg);
+    unsigned n = l->ndim, last = n - 1;
+    uint64_t r[ZF_MAX_DIMS] = {0};
+    for (unsigned d = 0; d < n; d++)
+        if (cg.extent[d] == 0)
+            return;
+    for (;;) {
+        uint64_t g = 0, lo = 0, fixed = 0;
+        for (unsigned d = 0; d < last; d++) {
+            g += (cg.origin[d] + r[d]) * l->stride[d];
+            lo += r[d] * l->cstride[d];
+            fixed += zf_ndig64(cg.origin[d] + r[d]);
+        }
+        g += cg.origin[last];
+        if (vals)
+            measure_run(l, vals + lo, g, cg.extent[last], fixed, cg.origin[last]);
+        else
+            measure_constant(l, v, g, cg.extent[last], fixed, cg.origin[last]);
+        unsigned d = last;
+        while (d-- > 0) {
+            if (++r[d] < cg.extent[d])
+                break;
+            r[d] = 0;
+        }
+        if (d == (unsigned)-1)
+            return;
+    }
+}
+
+/* a pass worker's buffers, reused from chunk to chunk (no fresh memory, so
+ * no page faults, per chunk) */
+typedef struct pass_scratch {
+    int64_t *values;  /* one decoded chunk */
+    zf_store_buf raw; /* its stored bytes */
+} pass_scratch;
+
+/* measure chunk ci: through the cache while it has room beyond what the
+ * workers' own buffers take (later reads find the chunk there; the pass stays
+ * within cache_size) and always for the last chunk (`tail` wants it), else
+ * decoded into the worker's scratch (no eviction) */
+static int measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, pass_scratch *s)
+{
+    zf_chunk *ch = NULL, own;
+    int rc;
+    if (zf_array_cache_room(l->a, 1 + reserve) || ci + 1 == zf_array_nchunks(l->a)) {
+        rc = zf_array_get_chunk(l->a, ci, &ch);
+    } else if (!s->values && !(s->values = zf_pool_alloc((size_t)zf_array_chunk_elems(l->a) *
+                                                         sizeof *s->values))) {
+        rc = ZF_ENOMEM;
+    } else {
+        rc = zf_array_decode(l->a, ci, s->values, &s->raw, &own);
+    }
+    if (rc == ZF_ENOMEM)
+        return rc;
+    if (rc != ZF_OK) {
+        if ((rc = mark_bad(l, ci)))
+            return rc;
+        measure_chunk_values(l, ci, NULL, ZF_NAT); /* as layout.h promises */
+        return ZF_OK;
+    }
+    const zf_chunk *c = ch ? ch : &own;
+    measure_chunk_values(l, ci, c->values, c->constant);
+    zf_array_put_chunk(l->a, ch);
+    return ZF_OK;
+}
+
+static void *pass_worker(void *arg)
+{
+    pass *p = arg;
+    pass_scratch s = {NULL, {NULL, 0}};
+    for (;;) {
+        uint64_t ci = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+        if (ci >= p->l->nchunks || __atomic_load_n(&p->rc, __ATOMIC_RELAXED))
+            break;
+        int rc = measure_chunk(p->l, ci, p->reserve, &s);
+        if (rc)
+            __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
+    }
+    free(s.values);
+    free(s.raw.p);
+    return NULL;
+}
+
+static int run_pass(zf_layout *l)
+{
+    for (int v = 0; v < 2; v++)
+        if (!(l->off[v] = calloc((size_t)l->nblocks + 1, sizeof(uint64_t))))
+            return ZF_ENOMEM;
+    pthread_t tid[64];
+    unsigned nt = l->threads < 64 ? l->threads : 64, started = 0;
+    if (nt > l->nchunks)
+        nt = l->nchunks ? (unsigned)l->nchunks : 1;
+    pass p = {.l = l, .reserve = 2 * nt}; /* each: a decoded chunk, its stored bytes */
+    for (unsigned i = 1; i < nt; i++)
+        if (pthread_create(&tid[started], NULL, pass_worker, &p) == 0)
+            started++;
+    pass_worker(&p);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    if (p.rc)
+        return p.rc;
+    l->off[1][0] = l->header_len;
+    for (uint64_t b = 0; b < l->nblocks; b++) {
+        l->off[0][b + 1] += l->off[0][b];
+        l->off[1][b + 1] += l->off[1][b];
+    }
+    return ZF_OK;
+}
+
+/* snapshot the array's chunks; fp gets everything the offset index depends on */
+static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
+{
+    zf_fp_init(fp);
+    zf_fp_add(fp, ZF_VERSION, sizeof ZF_VERSION);
+    int rc = zf_array_snapshot(l->a, fp);
+    zf_fp_add(fp, &l->format, sizeof l->format);
+    zf_fp_add(fp, l->fmt.nat, l->fmt.nat_len);
+    zf_fp_add(fp, l->header, l->header_len);
+    zf_fp_add(fp, &l->block, sizeof l->block);
+    return rc;
+}
+
+/* the offset index: from the persisted copy if it matches, else by a pass */
+static int load_or_build(zf_layout *l)
+{
+    zf_fp fp;
+    int rc = layout_fingerprint(l, &fp);
+    if (rc)
+        return rc;
+    if (l->index_dir) {
+        for (int v = 0; v < 2; v++)
+            if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
+                return ZF_ENOMEM;
+        if (zf_idxcache_load(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]) == 0)
+            return ZF_OK;
+        for (int v = 0; v < 2; v++) {
+            free(l->off[v]);
+            l->off[v] = NULL;
+        }
+    }
+    rc = run_pass(l);
+    if (rc == ZF_OK && l->index_dir && !l->bad)
+        zf_idxcache_save(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]);
+    return rc;
+}
+
+/* run the size pass once (or load its persisted result); 0 or an error */
+int zf_layout_ensure_sized(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    while (l->state == SIZING)
+        pthread_cond_wait(&l->cv, &l->mu);
+    int rc = ZF_OK;
+    if (l->state == UNSIZED) {
+        l->state = SIZING;
+        pthread_mutex_unlock(&l->mu);
+        rc = load_or_build(l);
+        pthread_mutex_lock(&l->mu);
+        if (rc) {
+            for (int v = 0; v < 2; v++) {
+                free(l->off[v]);
+                l->off[v] = NULL;
+            }
+        }
+        l->state = rc ? UNSIZED : SIZED;
+        pthread_cond_broadcast(&l->cv);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+int zf_layout_damaged(const zf_layout *l)
+{
+    return __atomic_load_n(&l->bad, __ATOMIC_ACQUIRE) != NULL;
+}
+
+int zf_layout_sized(zf_layout *l)
+{
+    return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == SIZED;
+}
+
+/* build the .info text once */
+int zf_layout_ensure_info(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    if (!l->info) {
+        zf_sbuf sb = {0};
+        zf_info_text(l->a, l->name, &l->fmt, &sb);
+        if (sb.failed)
+            free(sb.data);
+        else {
+            l->info_len = sb.len;
+            l->info = sb.data ? sb.data : calloc(1, 1);
+        }
+    }
+    int rc = l->info ? ZF_OK : ZF_ENOMEM;
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
+{
+    if (v == ZF_VIEW_INFO) {
+        int rc = zf_layout_ensure_info(l);
+        if (rc == ZF_OK)
+            *size = l->info_len;
+        return rc;
+    }
+    int rc = zf_layout_ensure_sized(l);
+    if (rc == ZF_OK)
+        *size = l->off[v][l->nblocks];
+    return rc;
+}

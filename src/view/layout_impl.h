@@ -1,0 +1,49 @@
+/* layout_impl.h - internals shared by layout.c (set-up, the size pass) and
+ * layout_read.c (reading). */
+#ifndef ZF_LAYOUT_IMPL_H
+#define ZF_LAYOUT_IMPL_H
+
+#include <pthread.h>
+
+#include "view/layout.h"
+
+struct zf_layout {
+    zf_array *a;
+    const zf_meta *m;
+    zf_fmt fmt, csvfmt;
+    int csv_nat_differs;
+    char *header;
+    size_t header_len;
+    size_t line_max;              /* longest possible csv line */
+    unsigned ndim;
+    uint64_t nelems, nblocks, nchunks;
+    uint64_t block;               /* elements per offset-index block */
+    uint64_t stride[ZF_MAX_DIMS]; /* global C-order strides */
+    uint64_t cstride[ZF_MAX_DIMS];/* strides inside a chunk */
+    unsigned threads;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int state;                    /* UNSIZED, SIZING or SIZED (layout.c) */
+    uint64_t *off[2];             /* [view][block] byte offset, nblocks + 1 entries */
+    uint8_t *bad;                 /* bitmap of chunks that failed to decode */
+    char *name;
+    char *index_dir;              /* NULL: indexes are not persisted */
+    zf_format format;
+    char *info;                   /* the .info text, built on first use */
+    size_t info_len;
+};
+
+/* Whether chunk ci failed to decode (lock-free; marks are only ever added). */
+static inline int zf_layout_is_bad(const zf_layout *l, uint64_t ci)
+{
+    const uint8_t *bad = __atomic_load_n(&l->bad, __ATOMIC_ACQUIRE);
+    return bad && (__atomic_load_n(&bad[ci / 8], __ATOMIC_RELAXED) >> (ci % 8) & 1);
+}
+
+/* Run the size pass once (or load its persisted index); ZF_OK or an error. */
+int zf_layout_ensure_sized(zf_layout *l);
+
+/* Build the .info text once; ZF_OK or ZF_ENOMEM. */
+int zf_layout_ensure_info(zf_layout *l);
+
+#endif

@@ -1,0 +1,290 @@
+/* layout_read.c - the bytes of an array's .txt and .csv views at any offset:
+ * find the offset block, measure up to the offset, format what is returned. */
+#include <string.h>
+
+#include "base/err.h"
+#include "view/layout.h"
+#include "layout_impl.h"
+#include "base/digits.h"
+#include "base/sbuf.h"
+
+typedef struct reader {
+    zf_layout *l;
+    zf_view view;
+    const zf_fmt *fmt;
+    uint64_t pos;        /* text offset of the next line */
+    uint64_t want, end;  /* requested range [want, end) */
+    char *out;
+    size_t outn;
+    char prefix[ZF_MAX_DIMS * 21]; /* csv index text of the fixed coordinates */
+    size_t prefix_len;
+    zf_cursor last;      /* the last line started */
+    int sequential;      /* continues the reader's previous read */
+} reader;
+
+/* format one whole line at p; returns its length */
+static size_t format_line(const reader *r, int64_t v, uint64_t last, char *p)
+{
+    char *q = p;
+    if (r->view == ZF_VIEW_CSV && r->l->ndim) {
+        memcpy(q, r->prefix, r->prefix_len);
+        q += r->prefix_len;
+        q += zf_u64_text(last, q);
+        *q++ = ',';
+    }
+    q += zf_fmt_value(r->fmt, v, q);
+    *q++ = '\n';
+    return (size_t)(q - p);
+}
+
+/* emit one line (value v, last coordinate `last`) clipped to the request */
+static void emit_line(reader *r, int64_t v, uint64_t last)
+{
+    if (r->pos >= r->want && r->end - r->pos >= r->l->line_max) { /* fast path: fits whole */
+        size_t len = format_line(r, v, last, r->out + r->outn);
+        r->outn += len;
+        r->pos += len;
+        return;
+    }
+    uint64_t len = zf_fmt_len(r->fmt, v) + 1;
+    if (r->view == ZF_VIEW_CSV && r->l->ndim)
+        len += r->prefix_len + zf_ndig64(last) + 1;
+    if (r->pos + len <= r->want) { /* before the request: measure only */
+        r->pos += len;
+        return;
+    }
+    char tmp[4096];
+    format_line(r, v, last, tmp);
+    uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
+    uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
+    memcpy(r->out + r->outn, tmp + from, (size_t)(to - from));
+    r->outn += (size_t)(to - from);
+    r->pos += len;
+}
+
+/* lines of a run of values (no index columns) formatted straight into the
+ * request while they surely fit; returns how many */
+static uint64_t emit_lines(reader *r, const int64_t *vals, uint64_t n)
+{
+    zf_lines w = zf_fmt_lines(r->fmt, vals, (size_t)n, r->out + r->outn,
+                              (size_t)(r->end - r->pos));
+    if (w.count) {
+        r->last.pos = r->pos + w.last;
+        r->outn += w.bytes;
+        r->pos += w.bytes;
+    }
+    return w.count;
+}
+
+/* a decimal counter: the text of a number, incremented in place */
+typedef struct counter {
+    char d[24];
+    size_t n;
+} counter;
+
+static void counter_next(counter *c)
+{
+    size_t i = c->n;
+    while (i > 0 && c->d[i - 1] == '9')
+        c->d[--i] = '0';
+    if (i > 0) {
+        c->d[i - 1]++;
+        return;
+    }
+    memmove(c->d + 1, c->d, c->n++); /* 99..9 + 1 */
+    c->d[0] = '1';
+}
+
+/* csv lines of a run of values whose last coordinates start at idx, while
+ * they surely fit the request: the values' text is made a batch at a time by
+ * the run formatter, then each line gets its index columns; returns how many */
+static uint64_t emit_csv_lines(reader *r, const int64_t *vals, uint64_t n, uint64_t idx)
+{
+    enum { BATCH = 128 };
+    char text[BATCH * 24 + 2 * (ZF_VALUE_MAX + 1) + 512]; /* room for typical lines */
+    counter ix;
+    ix.n = zf_u64_text(idx, ix.d);
+    uint64_t done = 0;
+    while (done < n) {
+        size_t want = n - done < BATCH ? (size_t)(n - done) : BATCH;
+        zf_lines w = zf_fmt_lines(r->fmt, vals + done, want, text, sizeof text);
+        const char *p = text;
+        for (size_t i = 0; i < w.count; i++, done++, counter_next(&ix)) {
+            /* a line ends at the first newline, but the NaT text may hold one */
+            const char *nl = vals[done] == ZF_NAT ? p + r->fmt->nat_len
+                                                  : memchr(p, '\n', (size_t)(text + w.bytes - p));
+            size_t tlen = (size_t)(nl + 1 - p), len = r->prefix_len + ix.n + 1 + tlen;
+            if (r->end - r->pos < len)
+                return done;
+            char *q = r->out + r->outn;
+            memcpy(q, r->prefix, r->prefix_len);
+            memcpy(q + r->prefix_len, ix.d, ix.n);
+            q[r->prefix_len + ix.n] = ',';
+            memcpy(q + r->prefix_len + ix.n + 1, p, tlen);
+            r->last.pos = r->pos;
+            r->outn += len;
+            r->pos += len;
+            p = nl + 1;
+        }
+        if (!w.count)
+            break;
+    }
+    return done;
+}
+
+/* set the csv prefix for fixed coordinates c[0..ndim-2] */
+static void set_prefix(reader *r, const uint64_t *c)
+{
+    size_t n = 0;
+    for (unsigned d = 0; d + 1 < r->l->ndim; d++) {
+        n += zf_u64_text(c[d], r->prefix + n);
+        r->prefix[n++] = ',';
+    }
+    r->prefix_len = n;
+}
+
+/* pass over a run of a bad chunk, measured as NaT like the size pass did;
+ * ZF_ECORRUPT if the requested range starts inside it */
+static int skip_bad_run(reader *r, uint64_t run, uint64_t last)
+{
+    for (uint64_t j = 0; j < run && r->pos < r->end; j++) {
+        uint64_t len = zf_fmt_len(r->fmt, ZF_NAT) + 1;
+        if (r->view == ZF_VIEW_CSV && r->l->ndim)
+            len += r->prefix_len + zf_ndig64(last + j) + 1;
+        if (r->pos + len > r->want)
+            return ZF_ECORRUPT;
+        r->pos += len;
+    }
+    return ZF_OK;
+}
+
+/* a sequential reader is in chunk ci: have the next chunks (C order of the
+ * chunk grid) decoded in the background, except those known to be damaged */
+static void prefetch_ahead(zf_layout *l, uint64_t ci)
+{
+    for (uint64_t k = ci + 1; k <= ci + ZF_LAYOUT_AHEAD && k < l->nchunks; k++)
+        if (!zf_layout_is_bad(l, k))
+            zf_array_prefetch(l->a, k);
+}
+
+/* emit lines from element g until the request is filled or the array ends */
+static int emit_from(reader *r, uint64_t g)
+{
+    zf_layout *l = r->l;
+    unsigned n = l->ndim, last = n ? n - 1 : 0;
+    while (r->pos < r->end && g < l->nelems) {
+        uint64_t c[ZF_MAX_DIMS], ci = 0, lo = 0, run = 1, rem = g;
+        for (unsigned d = n; d-- > 0;) {
+            c[d] = rem % l->m->shape[d];
+            rem /= l->m->shape[d];
+        }
+        for (unsigned d = 0; d < n; d++) {
+            ci = ci * zf_array_grid(l->a, d) + c[d] / l->m->read_chunks[d];
+            lo += (c[d] % l->m->read_chunks[d]) * l->cstride[d];
+        }
+        if (n) {
+            uint64_t cend = (c[last] / l->m->read_chunks[last] + 1) * l->m->read_chunks[last];
+            run = (cend < l->m->shape[last] ? cend : l->m->shape[last]) - c[last];
+            set_prefix(r, c);
+        }
+        if (zf_layout_is_bad(l, ci)) {
+            int rc = skip_bad_run(r, run, n ? c[last] : 0);
+            if (rc)
+                return rc;
+            g += run;
+            continue;
+        }
+        zf_chunk *ch;
+        int rc = zf_array_get_chunk(l->a, ci, &ch);
+        if (rc)
+            return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+        if (r->sequential)
+            prefetch_ahead(l, ci);
+        const int64_t *vals = ch->values ? ch->values + lo : NULL;
+        int batch = vals && (r->view == ZF_VIEW_TXT || !n);
+        int csv_batch = vals && !batch;
+        uint64_t j = 0;
+        while (j < run && r->pos < r->end) {
+            uint64_t k = 0;
+            if (r->pos >= r->want && batch)
+                k = emit_lines(r, vals + j, run - j);
+            else if (r->pos >= r->want && csv_batch)
+                k = emit_csv_lines(r, vals + j, run - j, c[last] + j);
+            if (k) {
+                j += k;
+                continue;
+            }
+            r->last.pos = r->pos;
+            emit_line(r, vals ? vals[j] : ch->constant, n ? c[last] + j : 0);
+            j++;
+        }
+        r->last.elem = g + j - 1;
+        zf_array_put_chunk(l->a, ch);
+        g += run;
+    }
+    return ZF_OK;
+}
+
+/* the block whose text holds offset x */
+static uint64_t find_block(const uint64_t *off, uint64_t nblocks, uint64_t x)
+{
+    uint64_t lo = 0, hi = nblocks; /* off[lo] <= x < off[hi] */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (off[mid] <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int zf_layout_read(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len, size_t *got)
+{
+    return zf_layout_read_from(l, v, off, buf, len, got, NULL);
+}
+
+int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len,
+                        size_t *got, zf_cursor *cursor)
+{
+    *got = 0;
+    if (v == ZF_VIEW_INFO) {
+        int rc = zf_layout_ensure_info(l);
+        if (rc == ZF_OK && off < l->info_len) {
+            *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
+            memcpy(buf, l->info + off, *got);
+        }
+        return rc;
+    }
+    int rc = zf_layout_ensure_sized(l);
+    if (rc)
+        return rc;
+    uint64_t total = l->off[v][l->nblocks];
+    if (off >= total || len == 0)
+        return ZF_OK;
+    if (len > total - off)
+        len = (size_t)(total - off);
+    reader r = {.l = l, .view = v, .fmt = v == ZF_VIEW_CSV ? &l->csvfmt : &l->fmt,
+                .want = off, .end = off + len, .out = buf};
+    if (v == ZF_VIEW_CSV && off < l->header_len) {
+        size_t n = l->header_len - (size_t)off < len ? l->header_len - (size_t)off : len;
+        memcpy(buf, l->header + off, n);
+        r.outn = n;
+    }
+    if (r.outn < len) {
+        uint64_t b = find_block(l->off[v], l->nblocks, off), g = b * l->block;
+        r.pos = l->off[v][b];
+        if (cursor && cursor->pos >= r.pos && cursor->pos <= off && cursor->elem < l->nelems &&
+            cursor->elem >= g) { /* continue where the last read of this reader ended */
+            r.pos = cursor->pos;
+            g = cursor->elem;
+            r.sequential = 1;
+        }
+        r.last = (zf_cursor){r.pos, g};
+        rc = emit_from(&r, g);
+        if (cursor && rc == ZF_OK)
+            *cursor = r.last;
+    }
+    *got = r.outn;
+    return rc;
+}

@@ -1,0 +1,416 @@
+/* meta.c - parse v3 zarr.json and v2 .zarray/.zattrs into a zf_meta. */
+#include "zarr/meta.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/json.h"
+
+#define ERR(code, ...) (snprintf(err, errcap, __VA_ARGS__), (code))
+
+/* largest element count accepted: keeps every text offset inside off_t */
+#define ZF_MAX_ELEMS (UINT64_C(1) << 56)
+
+void zf_meta_clear(zf_meta *m)
+{
+    for (unsigned i = 0; i < ZF_MAX_DIMS; i++) {
+        free(m->dim_names[i]);
+        m->dim_names[i] = NULL;
+    }
+    zf_pipeline_free(m->pipeline);
+    m->pipeline = NULL;
+}
+
+/* a JSON array of ndim non-negative integers (min_value: 0 for shapes, 1 for chunks) */
+static int parse_dims(const cJSON *a, const char *what, int64_t min_value, unsigned *ndim,
+                      uint64_t *out, char *err, size_t errcap)
+{
+    if (!cJSON_IsArray(a))
+        return ERR(ZF_ECORRUPT, "\"%s\" is not an array", what);
+    int n = cJSON_GetArraySize(a);
+    if (n > ZF_MAX_DIMS)
+        return ERR(ZF_EUNSUPPORTED, "\"%s\" has %d dimensions (at most %d)", what, n, ZF_MAX_DIMS);
+    if (*ndim != (unsigned)-1 && (unsigned)n != *ndim)
+        return ERR(ZF_ECORRUPT, "\"%s\" has %d dimensions, the shape has %u", what, n, *ndim);
+    unsigned i = 0;
+    for (const cJSON *d = a->child; d; d = d->next, i++) {
+        int64_t v;
+        if (!zf_json_int(d, min_value, (int64_t)ZF_MAX_ELEMS, &v))
+            return ERR(ZF_ECORRUPT, "\"%s\"[%u] is not an integer in [%lld, 2^56]", what, i,
+                       (long long)min_value);
+        out[i] = (uint64_t)v;
+    }
+    *ndim = (unsigned)n;
+    return ZF_OK;
+}
+
+static int count_elems(zf_meta *m, char *err, size_t errcap)
+{
+    m->nelems = 1;
+    for (unsigned i = 0; i < m->ndim; i++) {
+        if (m->shape[i] && m->nelems > ZF_MAX_ELEMS / m->shape[i])
+            return ERR(ZF_EUNSUPPORTED, "the array has more than 2^56 elements");
+        m->nelems *= m->shape[i];
+    }
+    return ZF_OK;
+}
+
+/* the numpy.timedelta64 configuration: exactly unit and scale_factor */
+static int parse_td_config(const cJSON *config, zf_meta *m, char *err, size_t errcap)
+{
+    if (!cJSON_IsObject(config))
+        return ERR(ZF_ECORRUPT, "numpy.timedelta64 needs a configuration");
+    static const char *const keys[] = {"unit", "scale_factor", NULL};
+    int rc = zf_json_only_keys(config, keys, "numpy.timedelta64", err, errcap);
+    if (rc)
+        return rc;
+    const cJSON *unit = cJSON_GetObjectItemCaseSensitive(config, "unit");
+    const cJSON *scale = cJSON_GetObjectItemCaseSensitive(config, "scale_factor");
+    if (!cJSON_IsString(unit))
+        return ERR(ZF_ECORRUPT, "numpy.timedelta64: \"unit\" is not a string");
+    if (zf_unit_parse(unit->valuestring, &m->unit) != ZF_OK)
+        return ERR(ZF_ECORRUPT, "numpy.timedelta64: invalid unit \"%.20s\"", unit->valuestring);
+    int64_t s;
+    if (!zf_json_int(scale, 1, INT32_MAX, &s))
+        return ERR(ZF_ECORRUPT, "numpy.timedelta64: scale_factor must be an integer in [1, 2147483647]");
+    m->scale = (uint32_t)s;
+    if (m->scale == 1)
+        snprintf(m->dtype_text, sizeof m->dtype_text, "numpy.timedelta64[%s]", zf_unit_name(m->unit));
+    else
+        snprintf(m->dtype_text, sizeof m->dtype_text, "numpy.timedelta64[%u%s]", m->scale,
+                 zf_unit_name(m->unit));
+    return ZF_OK;
+}
+
+/* fill value: an exact integer literal, or "NaT" (null too, when allow_null) */
+static int parse_fill(const char *text, size_t n, const cJSON *fill, int allow_null, zf_meta *m,
+                      char *err, size_t errcap)
+{
+    if (cJSON_IsString(fill) && !strcmp(fill->valuestring, "NaT")) {
+        m->fill = ZF_NAT;
+        snprintf(m->fill_text, sizeof m->fill_text, "\"NaT\"");
+        return ZF_OK;
+    }
+    if (allow_null && cJSON_IsNull(fill)) {
+        m->fill = ZF_NAT;
+        snprintf(m->fill_text, sizeof m->fill_text, "null");
+        return ZF_OK;
+    }
+    if (!cJSON_IsNumber(fill) || zf_json_raw_int64(text, n, "fill_value", &m->fill) != ZF_OK)
+        return ERR(ZF_ECORRUPT, "fill_value must be an int64 integer or \"NaT\"");
+    snprintf(m->fill_text, sizeof m->fill_text, "%lld", (long long)m->fill);
+    return ZF_OK;
+}
+
+static int parse_dim_names(const cJSON *names, const char *what, zf_meta *m, char *err,
+                           size_t errcap)
+{
+    if (!names || cJSON_IsNull(names))
+        return ZF_OK;
+    if (!cJSON_IsArray(names) || (unsigned)cJSON_GetArraySize(names) != m->ndim)
+        return ERR(ZF_ECORRUPT, "\"%s\" must list %u names", what, m->ndim);
+    unsigned i = 0;
+    for (const cJSON *d = names->child; d; d = d->next, i++) {
+        if (cJSON_IsNull(d))
+            continue;
+        if (!cJSON_IsString(d))
+            return ERR(ZF_ECORRUPT, "\"%s\"[%u] is not a string", what, i);
+        if (!(m->dim_names[i] = strdup(d->valuestring)))
+            return ERR(ZF_ENOMEM, "out of memory");
+    }
+    return ZF_OK;
+}
+
+static int parse_key_encoding(const cJSON *enc, zf_meta *m, char *err, size_t errcap)
+{
+    const char *name;
+    const cJSON *config;
+    int rc = zf_json_entry(enc, &name, &config, err, errcap);
+    if (rc)
+        return rc;
+    if (strcmp(name, "default") && strcmp(name, "v2"))
+        return ERR(ZF_EUNSUPPORTED, "unsupported chunk_key_encoding \"%s\"", name);
+    m->key_v2 = !strcmp(name, "v2");
+    m->separator = m->key_v2 ? '.' : '/';
+    static const char *const keys[] = {"separator", NULL};
+    if ((rc = zf_json_only_keys(config, keys, name, err, errcap)))
+        return rc;
+    const cJSON *sep = config ? cJSON_GetObjectItemCaseSensitive(config, "separator") : NULL;
+    if (sep) {
+        if (!cJSON_IsString(sep) || (strcmp(sep->valuestring, "/") && strcmp(sep->valuestring, ".")))
+            return ERR(ZF_ECORRUPT, "chunk_key_encoding separator must be \"/\" or \".\"");
+        m->separator = sep->valuestring[0];
+    }
+    return ZF_OK;
+}
+
+static int parse_chunk_grid(const cJSON *grid, zf_meta *m, char *err, size_t errcap)
+{
+    const char *name;
+    const cJSON *config;
+    int rc = zf_json_entry(grid, &name, &config, err, errcap);
+    if (rc)
+        return rc;
+    if (strcmp(name, "regular"))
+        return ERR(ZF_EUNSUPPORTED, "unsupported chunk_grid \"%s\"", name);
+    static const char *const keys[] = {"chunk_shape", NULL};
+    if ((rc = zf_json_only_keys(config, keys, "regular chunk grid", err, errcap)))
+        return rc;
+    const cJSON *cs = config ? cJSON_GetObjectItemCaseSensitive(config, "chunk_shape") : NULL;
+    return parse_dims(cs, "chunk_shape", 1, &m->ndim, m->chunks, err, errcap);
+}
+
+/* unknown top-level keys are allowed only as {"must_understand": false, ...} */
+static int check_v3_keys(const cJSON *root, const char *const *known, char *err, size_t errcap)
+{
+    for (const cJSON *k = root->child; k; k = k->next) {
+        const char *const *a = known;
+        while (*a && strcmp(*a, k->string))
+            a++;
+        if (*a)
+            continue;
+        const cJSON *mu = cJSON_IsObject(k) ? cJSON_GetObjectItemCaseSensitive(k, "must_understand") : NULL;
+        if (!cJSON_IsFalse(mu))
+            return ERR(ZF_EUNSUPPORTED, "unknown metadata field \"%s\" must be understood", k->string);
+    }
+    return ZF_OK;
+}
+
+static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta *m, char *err,
+                          size_t errcap)
+{
+    static const char *const known[] = {"zarr_format", "node_type", "shape", "data_type",
+        "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "attributes",
+        "dimension_names", "storage_transformers", NULL};
+    int rc = check_v3_keys(root, known, err, errcap);
+    if (rc)
+        return rc;
+    m->ndim = (unsigned)-1;
+    if ((rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), "shape", 0, &m->ndim,
+                         m->shape, err, errcap)) ||
+        (rc = count_elems(m, err, errcap)) ||
+        (rc = parse_chunk_grid(cJSON_GetObjectItemCaseSensitive(root, "chunk_grid"), m, err, errcap)) ||
+        (rc = parse_key_encoding(cJSON_GetObjectItemCaseSensitive(root, "chunk_key_encoding"), m,
+                                 err, errcap)) ||
+        (rc = parse_fill(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 0, m, err,
+                         errcap)) ||
+        (rc = parse_dim_names(cJSON_GetObjectItemCaseSensitive(root, "dimension_names"),
+                              "dimension_names", m, err, errcap)))
+        return rc;
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "storage_transformers");
+    if (st && !(cJSON_IsArray(st) && cJSON_GetArraySize(st) == 0))
+        return ERR(ZF_EUNSUPPORTED, "storage transformers are not supported");
+    const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, "attributes");
+    if (attrs && !cJSON_IsObject(attrs))
+        return ERR(ZF_ECORRUPT, "\"attributes\" is not an object");
+    return zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(root, "codecs"), m->ndim, m->chunks,
+                               &m->pipeline, err, errcap);
+}
+
+/* is the v3 data_type numpy.timedelta64?  (1 yes, 0 another type, <0 error) */
+static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap)
+{
+    const char *name;
+    const cJSON *config;
+    if (!dt)
+        return ERR(ZF_ECORRUPT, "no \"data_type\"");
+    int rc = zf_json_entry(dt, &name, &config, err, errcap);
+    if (rc)
+        return rc;
+    if (strcmp(name, "numpy.timedelta64"))
+        return 0;
+    rc = parse_td_config(config, m, err, errcap);
+    return rc ? rc : 1;
+}
+
+/* the innermost chunk shape of a (possibly nested) sharded pipeline; the unit
+ * decoded at once must stay within ZF_MAX_CHUNK_ELEMS */
+static int set_read_chunks(zf_meta *m, char *err, size_t errcap)
+{
+    memcpy(m->read_chunks, m->chunks, sizeof m->chunks);
+    zf_pipeline_set_fill(m->pipeline, m->fill);
+    const uint64_t *inner;
+    for (const zf_pipeline *p = m->pipeline; zf_pipeline_partial(p); p = zf_pipeline_inner(p, NULL)) {
+        zf_pipeline_inner(p, &inner);
+        memcpy(m->read_chunks, inner, m->ndim * sizeof *inner);
+    }
+    uint64_t elems = 1;
+    for (unsigned d = 0; d < m->ndim; d++) {
+        if (m->read_chunks[d] > ZF_MAX_CHUNK_ELEMS / elems)
+            return ERR(ZF_EUNSUPPORTED, "chunks larger than 2^28 values are not supported");
+        elems *= m->read_chunks[d];
+    }
+    return ZF_OK;
+}
+
+int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *out, char *err,
+                     size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    if (!root)
+        return ERR(ZF_ECORRUPT, "invalid JSON");
+    int rc = ZF_OK;
+    int64_t fmt;
+    const cJSON *nt = cJSON_GetObjectItemCaseSensitive(root, "node_type");
+    if (!cJSON_IsObject(root) || !zf_json_int(cJSON_GetObjectItemCaseSensitive(root, "zarr_format"), 3, 3, &fmt))
+        rc = ERR(ZF_ECORRUPT, "\"zarr_format\" is not 3");
+    else if (!cJSON_IsString(nt) || (strcmp(nt->valuestring, "group") && strcmp(nt->valuestring, "array")))
+        rc = ERR(ZF_ECORRUPT, "\"node_type\" is neither \"group\" nor \"array\"");
+    else if (!strcmp(nt->valuestring, "group")) {
+        static const char *const known[] = {"zarr_format", "node_type", "attributes",
+                                            "consolidated_metadata", NULL};
+        *kind = ZF_KIND_GROUP;
+        rc = check_v3_keys(root, known, err, errcap);
+    } else {
+        int td = v3_is_timedelta(cJSON_GetObjectItemCaseSensitive(root, "data_type"), out, err, errcap);
+        *kind = td == 1 ? ZF_KIND_TIMEDELTA : ZF_KIND_OTHER_ARRAY;
+        out->zarr_format = 3;
+        rc = td < 0 ? td : td == 1 ? parse_v3_array(text, n, root, out, err, errcap) : ZF_OK;
+    }
+    cJSON_Delete(root);
+    if (rc)
+        zf_meta_clear(out);
+    else if (*kind == ZF_KIND_TIMEDELTA && (rc = set_read_chunks(out, err, errcap)))
+        zf_meta_clear(out);
+    return rc;
+}
+
+/* v2 dtype "<m8", ">m8[10us]": 1 timedelta, 0 other, <0 error */
+static int v2_dtype(const cJSON *dt, zf_meta *m, int *big, char *err, size_t errcap)
+{
+    if (!cJSON_IsString(dt))
+        return 0; /* structured dtypes are lists */
+    const char *s = dt->valuestring;
+    if (strlen(s) < 3 || strncmp(s + 1, "m8", 2))
+        return 0;
+    if (s[0] != '<' && s[0] != '>')
+        return ERR(ZF_ECORRUPT, "dtype \"%s\" has no byte order", s);
+    *big = s[0] == '>';
+    snprintf(m->dtype_text, sizeof m->dtype_text, "%s", s);
+    m->scale = 1;
+    m->unit = ZF_UNIT_GENERIC;
+    if (s[3] == '\0')
+        return 1;
+    size_t len = strlen(s);
+    if (s[3] != '[' || s[len - 1] != ']' || len > 40)
+        return ERR(ZF_ECORRUPT, "invalid dtype \"%s\"", s);
+    const char *p = s + 4;
+    uint64_t scale = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9' && digits < 11; p++, digits++)
+        scale = scale * 10 + (uint64_t)(*p - '0');
+    char unit[16];
+    size_t ulen = (size_t)(s + len - 1 - p);
+    if (ulen == 0 || ulen >= sizeof unit)
+        return ERR(ZF_ECORRUPT, "invalid dtype \"%s\"", s);
+    memcpy(unit, p, ulen);
+    unit[ulen] = '\0';
+    if (zf_unit_parse(unit, &m->unit) != ZF_OK || m->unit == ZF_UNIT_GENERIC)
+        return ERR(ZF_ECORRUPT, "dtype \"%s\": unknown unit", s);
+    if (digits && (scale < 1 || scale > INT32_MAX))
+        return ERR(ZF_ECORRUPT, "dtype \"%s\": scale out of range", s);
+    m->scale = digits ? (uint32_t)scale : 1;
+    return 1;
+}
+
+static int parse_v2_dim_names(const char *attrs, size_t n, zf_meta *m, char *err, size_t errcap)
+{
+    if (!attrs)
+        return ZF_OK;
+    cJSON *root = cJSON_ParseWithLength(attrs, n);
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return ERR(ZF_ECORRUPT, ".zattrs is not a JSON object");
+    }
+    int rc = parse_dim_names(cJSON_GetObjectItemCaseSensitive(root, "_ARRAY_DIMENSIONS"),
+                             "_ARRAY_DIMENSIONS", m, err, errcap);
+    cJSON_Delete(root);
+    return rc;
+}
+
+static int parse_v2_array(const char *text, size_t n, const cJSON *root, int big, zf_meta *m,
+                          char *err, size_t errcap)
+{
+    m->ndim = (unsigned)-1;
+    int rc;
+    if ((rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), "shape", 0, &m->ndim,
+                         m->shape, err, errcap)) ||
+        (rc = count_elems(m, err, errcap)) ||
+        (rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "chunks"), "chunks", 1, &m->ndim,
+                         m->chunks, err, errcap)) ||
+        (rc = parse_fill(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 1, m, err,
+                         errcap)))
+        return rc;
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(root, "order");
+    if (!cJSON_IsString(order) || (strcmp(order->valuestring, "C") && strcmp(order->valuestring, "F")))
+        return ERR(ZF_ECORRUPT, "\"order\" must be \"C\" or \"F\"");
+    const cJSON *sep = cJSON_GetObjectItemCaseSensitive(root, "dimension_separator");
+    m->key_v2 = 1;
+    m->separator = '.';
+    if (sep && !cJSON_IsNull(sep)) {
+        if (!cJSON_IsString(sep) || (strcmp(sep->valuestring, "/") && strcmp(sep->valuestring, ".")))
+            return ERR(ZF_ECORRUPT, "\"dimension_separator\" must be \"/\" or \".\"");
+        m->separator = sep->valuestring[0];
+    }
+    const cJSON *comp = cJSON_GetObjectItemCaseSensitive(root, "compressor");
+    if (!comp)
+        return ERR(ZF_ECORRUPT, "no \"compressor\"");
+    return zf_pipeline_from_v2(comp, cJSON_GetObjectItemCaseSensitive(root, "filters"), big,
+                               order->valuestring[0], m->ndim, m->chunks, &m->pipeline, err, errcap);
+}
+
+int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t attrs_n,
+                     zf_node_kind *kind, zf_meta *out, char *err, size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    out->zarr_format = 2;
+    *kind = ZF_KIND_OTHER_ARRAY;
+    cJSON *root = cJSON_ParseWithLength(zarray, n);
+    if (!root)
+        return ERR(ZF_ECORRUPT, "invalid JSON");
+    int rc = ZF_OK, big = 0;
+    int64_t fmt;
+    if (!cJSON_IsObject(root) || !zf_json_int(cJSON_GetObjectItemCaseSensitive(root, "zarr_format"), 2, 2, &fmt))
+        rc = ERR(ZF_ECORRUPT, "\"zarr_format\" is not 2");
+    else {
+        int td = v2_dtype(cJSON_GetObjectItemCaseSensitive(root, "dtype"), out, &big, err, errcap);
+        if (td == 1) {
+            *kind = ZF_KIND_TIMEDELTA;
+            rc = parse_v2_array(zarray, n, root, big, out, err, errcap);
+            if (rc == ZF_OK)
+                rc = parse_v2_dim_names(zattrs, attrs_n, out, err, errcap);
+        } else {
+            rc = td;
+        }
+    }
+    cJSON_Delete(root);
+    if (rc)
+        zf_meta_clear(out);
+    else if (*kind == ZF_KIND_TIMEDELTA && (rc = set_read_chunks(out, err, errcap)))
+        zf_meta_clear(out);
+    return rc;
+}
+
+int zf_meta_chunk_key(const zf_meta *m, const uint64_t *coords, char *buf, size_t cap)
+{
+    size_t len = 0;
+    int w;
+    if (!m->key_v2) {
+        w = snprintf(buf, cap, "c");
+        len = (size_t)w;
+    }
+    for (unsigned i = 0; i < m->ndim; i++) {
+        int first = m->key_v2 && i == 0;
+        w = snprintf(buf + len, len < cap ? cap - len : 0, "%s%llu", first ? "" : (m->separator == '/' ? "/" : "."),
+                     (unsigned long long)coords[i]);
+        len += (size_t)w;
+        if (len >= cap)
+            return ZF_EINVAL;
+    }
+    if (m->key_v2 && m->ndim == 0)
+        len = (size_t)snprintf(buf, cap, "0");
+    return len < cap ? ZF_OK : ZF_EINVAL;
+}

@@ -1,0 +1,58 @@
+/* meta.h - Zarr node metadata (v3 zarr.json, v2 .zarray/.zattrs/.zgroup).
+ *
+ * Parsing turns metadata text into a zf_meta describing one timedelta64
+ * array, or reports that the node is a group or an array of another data type
+ * (which zarrfs does not show).  Invalid or unsupported metadata is an error
+ * with a one-line reason. */
+#ifndef ZF_META_H
+#define ZF_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "text/duration.h"
+#include "codec/pipeline.h"
+
+typedef enum zf_node_kind {
+    ZF_KIND_GROUP,       /* a group */
+    ZF_KIND_TIMEDELTA,   /* a numpy.timedelta64 array: *out is filled */
+    ZF_KIND_OTHER_ARRAY  /* an array of another data type */
+} zf_node_kind;
+
+typedef struct zf_meta {
+    int zarr_format;                /* 2 or 3 */
+    unsigned ndim;
+    uint64_t shape[ZF_MAX_DIMS];
+    uint64_t chunks[ZF_MAX_DIMS];   /* chunk (shard) shape (every entry >= 1) */
+    uint64_t read_chunks[ZF_MAX_DIMS]; /* smallest decodable unit: the innermost
+                                          chunk shape when sharded, else chunks */
+    uint64_t nelems;                /* product of shape */
+    zf_unit unit;
+    uint32_t scale;
+    int64_t fill;                   /* ZF_NAT for NaT */
+    char *dim_names[ZF_MAX_DIMS];   /* owned; NULL where absent */
+    int key_v2;                     /* chunk keys without the "c" prefix */
+    char separator;                 /* '/' or '.' */
+    zf_pipeline *pipeline;          /* owned */
+    char dtype_text[48];            /* data type as written ("<m8[10us]", "numpy.timedelta64[10us]") */
+    char fill_text[32];             /* fill value as written */
+} zf_meta;
+
+/* Parse v3 zarr.json text.  For ZF_KIND_TIMEDELTA, *out is filled and owns
+ * memory (zf_meta_clear).  Errors: ZF_ECORRUPT / ZF_EUNSUPPORTED, reason in err. */
+int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *out, char *err,
+                     size_t errcap);
+
+/* Parse v2 .zarray text (and .zattrs text, or NULL) into *out, as above;
+ * *kind is ZF_KIND_TIMEDELTA or ZF_KIND_OTHER_ARRAY. */
+int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t attrs_n,
+                     zf_node_kind *kind, zf_meta *out, char *err, size_t errcap);
+
+/* Release what a zf_meta owns; the struct may be reused. */
+void zf_meta_clear(zf_meta *m);
+
+/* Write the store key of the chunk with grid coordinates coords into buf
+ * (capacity cap), relative to the array's own directory. */
+int zf_meta_chunk_key(const zf_meta *m, const uint64_t *coords, char *buf, size_t cap);
+
+#endif
