@@ -17,8 +17,9 @@ struct zf_pipeline {
     unsigned perm[ZF_MAX_DIMS];  /* decoded axis i is logical axis perm[i] */
     int transposed;              /* perm is not the identity */
     int big_endian;
+    unsigned esize;              /* bytes per element: 1, 2, 4 or 8 */
     uint64_t elems;
-    size_t nbytes;               /* elems * 8 */
+    size_t nbytes;               /* elems * esize */
     unsigned ncodecs;            /* bytes->bytes, in encode order */
     zf_codec *codecs[ZF_MAX_CODECS];
     zf_pipeline *inner;          /* sharding: pipeline of one inner chunk */
@@ -27,17 +28,23 @@ struct zf_pipeline {
     uint64_t inner_count;        /* inner chunks per shard */
     int index_at_start;
     size_t index_bytes;          /* encoded size of the shard index */
-    int64_t fill;                /* value of empty inner chunks */
+    uint8_t fill[8];             /* element of empty inner chunks (esize bytes) */
 };
 
-static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, char *err, size_t errcap)
+static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, unsigned esize, char *err,
+                                 size_t errcap)
 {
+    if (esize != 1 && esize != 2 && esize != 4 && esize != 8) {
+        snprintf(err, errcap, "elements of %u bytes are not supported", esize);
+        return NULL;
+    }
     zf_pipeline *p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, errcap, "out of memory");
         return NULL;
     }
     p->ndim = ndim;
+    p->esize = esize;
     p->elems = 1;
     for (unsigned i = 0; i < ndim; i++) {
         p->shape[i] = shape[i];
@@ -54,7 +61,7 @@ static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, char *err
         free(p);
         return NULL;
     }
-    p->nbytes = (size_t)p->elems * 8;
+    p->nbytes = (size_t)p->elems * esize; /* <= 2^59 */
     return p;
 }
 
@@ -72,6 +79,11 @@ void zf_pipeline_free(zf_pipeline *p)
 uint64_t zf_pipeline_chunk_elems(const zf_pipeline *p)
 {
     return p->elems;
+}
+
+unsigned zf_pipeline_elem_size(const zf_pipeline *p)
+{
+    return p->esize;
 }
 
 /* most bytes the bytes->bytes stages may produce: the chunk, or a whole shard */
@@ -136,12 +148,15 @@ static int add_transpose(zf_pipeline *p, const cJSON *config, char *err, size_t 
 static int set_bytes(zf_pipeline *p, const cJSON *config, char *err, size_t errcap)
 {
     const cJSON *e = config ? cJSON_GetObjectItemCaseSensitive(config, "endian") : NULL;
+    static const char *const keys[] = {"endian", NULL};
+    if (!e && p->esize == 1) /* one-byte values have no byte order */
+        return zf_json_only_keys(config, keys, "bytes", err, errcap);
     if (!cJSON_IsString(e) || (strcmp(e->valuestring, "little") && strcmp(e->valuestring, "big"))) {
-        snprintf(err, errcap, "bytes: \"endian\" must be \"little\" or \"big\" for 8-byte values");
+        snprintf(err, errcap, "bytes: \"endian\" must be \"little\" or \"big\" for %u-byte values",
+                 p->esize);
         return ZF_ECORRUPT;
     }
-    static const char *const keys[] = {"endian", NULL};
-    p->big_endian = !strcmp(e->valuestring, "big");
+    p->big_endian = p->esize > 1 && !strcmp(e->valuestring, "big");
     return zf_json_only_keys(config, keys, "bytes", err, errcap);
 }
 
@@ -197,9 +212,9 @@ static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t e
     }
     p->index_at_start = loc && !strcmp(loc->valuestring, "start");
     if ((rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "codecs"), p->ndim,
-                                  p->inner_shape, &p->inner, err, errcap)) ||
+                                  p->inner_shape, p->esize, &p->inner, err, errcap)) ||
         (rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "index_codecs"),
-                                  p->ndim + 1, grid, &p->index, err, errcap)))
+                                  p->ndim + 1, grid, 8, &p->index, err, errcap)))
         return rc;
     p->index_bytes = p->index->nbytes;
     for (unsigned i = 0; i < p->index->ncodecs; i++) {
@@ -250,13 +265,13 @@ static int add_v3_entry(zf_pipeline *p, const cJSON *entry, int *stage, char *er
 }
 
 int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chunk_shape,
-                        zf_pipeline **out, char *err, size_t errcap)
+                        unsigned elem_size, zf_pipeline **out, char *err, size_t errcap)
 {
     if (!cJSON_IsArray(codecs) || cJSON_GetArraySize(codecs) == 0) {
         snprintf(err, errcap, "\"codecs\" must be a non-empty array");
         return ZF_ECORRUPT;
     }
-    zf_pipeline *p = pipeline_new(ndim, chunk_shape, err, errcap);
+    zf_pipeline *p = pipeline_new(ndim, chunk_shape, elem_size, err, errcap);
     if (!p)
         return ZF_EUNSUPPORTED;
     int stage = 0, rc = ZF_OK;
@@ -276,7 +291,7 @@ int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chun
 
 int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_endian,
                         char order, unsigned ndim, const uint64_t *chunk_shape,
-                        zf_pipeline **out, char *err, size_t errcap)
+                        unsigned elem_size, zf_pipeline **out, char *err, size_t errcap)
 {
     if (filters && !cJSON_IsNull(filters) &&
         !(cJSON_IsArray(filters) && cJSON_GetArraySize(filters) == 0)) {
@@ -285,10 +300,10 @@ int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_e
         snprintf(err, errcap, "unsupported filter \"%s\"", cJSON_IsString(id) ? id->valuestring : "?");
         return ZF_EUNSUPPORTED;
     }
-    zf_pipeline *p = pipeline_new(ndim, chunk_shape, err, errcap);
+    zf_pipeline *p = pipeline_new(ndim, chunk_shape, elem_size, err, errcap);
     if (!p)
         return ZF_EUNSUPPORTED;
-    p->big_endian = big_endian;
+    p->big_endian = big_endian && elem_size > 1;
     if (order == 'F') {
         for (unsigned i = 0; i < ndim; i++)
             p->perm[i] = ndim - 1 - i;
@@ -309,37 +324,71 @@ int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_e
     return ZF_OK;
 }
 
-/* gather a decoded (permuted) chunk into C order of the logical shape */
-static void untranspose(const zf_pipeline *p, const int64_t *src, int64_t *dst)
+/* strides of the decoded (permuted) layout, per logical axis */
+static void permuted_strides(const zf_pipeline *p, uint64_t *lstride)
 {
-    uint64_t dstride[ZF_MAX_DIMS], lstride[ZF_MAX_DIMS], idx[ZF_MAX_DIMS] = {0};
-    unsigned n = p->ndim;
-    uint64_t s = 1;
-    for (unsigned i = n; i-- > 0;) {
+    uint64_t dstride[ZF_MAX_DIMS], s = 1;
+    for (unsigned i = p->ndim; i-- > 0;) {
         dstride[i] = s;
         s *= p->shape[p->perm[i]];
     }
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < p->ndim; i++)
         lstride[p->perm[i]] = dstride[i];
-    uint64_t inner = p->shape[n - 1], inner_stride = lstride[n - 1];
-    for (uint64_t done = 0; done < p->elems; done += inner) {
-        uint64_t off = 0;
-        for (unsigned k = 0; k + 1 < n; k++)
-            off += idx[k] * lstride[k];
-        for (uint64_t j = 0; j < inner; j++)
-            dst[done + j] = src[off + j * inner_stride];
-        for (unsigned k = n - 1; k-- > 0;) {
-            if (++idx[k] < p->shape[k])
-                break;
-            idx[k] = 0;
-        }
+}
+
+/* One gather loop per element width, so each copy is a plain load/store. */
+#define ZF_UNTRANSPOSE(T)                                                                    \
+    static void untranspose_##T(const zf_pipeline *p, const T *src, T *dst)                  \
+    {                                                                                        \
+        uint64_t lstride[ZF_MAX_DIMS], idx[ZF_MAX_DIMS] = {0};                               \
+        unsigned n = p->ndim;                                                                \
+        permuted_strides(p, lstride);                                                        \
+        uint64_t inner = p->shape[n - 1], inner_stride = lstride[n - 1];                     \
+        for (uint64_t done = 0; done < p->elems; done += inner) {                            \
+            uint64_t off = 0;                                                                \
+            for (unsigned k = 0; k + 1 < n; k++)                                             \
+                off += idx[k] * lstride[k];                                                  \
+            for (uint64_t j = 0; j < inner; j++)                                             \
+                dst[done + j] = src[off + j * inner_stride];                                 \
+            for (unsigned k = n - 1; k-- > 0;) {                                             \
+                if (++idx[k] < p->shape[k])                                                  \
+                    break;                                                                   \
+                idx[k] = 0;                                                                  \
+            }                                                                                \
+        }                                                                                    \
+    }
+ZF_UNTRANSPOSE(uint8_t)
+ZF_UNTRANSPOSE(uint16_t)
+ZF_UNTRANSPOSE(uint32_t)
+ZF_UNTRANSPOSE(uint64_t)
+
+/* gather a decoded (permuted) chunk into C order of the logical shape */
+static void untranspose(const zf_pipeline *p, const void *src, void *dst)
+{
+    switch (p->esize) {
+    case 1: untranspose_uint8_t(p, src, dst); break;
+    case 2: untranspose_uint16_t(p, src, dst); break;
+    case 4: untranspose_uint32_t(p, src, dst); break;
+    default: untranspose_uint64_t(p, src, dst); break;
     }
 }
 
-static void swap_all(int64_t *v, uint64_t n)
+/* reverse the byte order of each of the n elements at v */
+static void swap_all(const zf_pipeline *p, void *v, uint64_t n)
 {
-    for (uint64_t i = 0; i < n; i++)
-        v[i] = (int64_t)__builtin_bswap64((uint64_t)v[i]);
+    if (p->esize == 8) {
+        uint64_t *w = v;
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = __builtin_bswap64(w[i]);
+    } else if (p->esize == 4) {
+        uint32_t *w = v;
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = __builtin_bswap32(w[i]);
+    } else if (p->esize == 2) {
+        uint16_t *w = v;
+        for (uint64_t i = 0; i < n; i++)
+            w[i] = __builtin_bswap16(w[i]);
+    }
 }
 
 /* run the bytes->bytes codecs backwards.  The last stage writes into direct
@@ -378,21 +427,21 @@ static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8
     return ZF_OK;
 }
 
-static int decode_plain(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
+static int decode_plain(const zf_pipeline *p, const uint8_t *in, size_t n, void *out,
                         char *err, size_t errcap)
 {
     if (n != p->nbytes) {
         snprintf(err, errcap, "chunk decodes to %zu bytes, expected %zu", n, p->nbytes);
         return ZF_ECORRUPT;
     }
-    int64_t *tmp = out;
+    void *tmp = out;
     if (p->transposed && !(tmp = malloc(p->nbytes ? p->nbytes : 1))) {
         snprintf(err, errcap, "out of memory");
         return ZF_ENOMEM;
     }
     memcpy(tmp, in, n);
     if (p->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-        swap_all(tmp, p->elems);
+        swap_all(p, tmp, p->elems);
     if (p->transposed) {
         untranspose(p, tmp, out);
         free(tmp);
@@ -401,8 +450,9 @@ static int decode_plain(const zf_pipeline *p, const uint8_t *in, size_t n, int64
 }
 
 /* copy inner chunk k (C order of its own shape) into its place in the shard */
-static void scatter_inner(const zf_pipeline *p, uint64_t k, const int64_t *src, int64_t *dst)
+static void scatter_inner(const zf_pipeline *p, uint64_t k, const uint8_t *src, uint8_t *dst)
 {
+    size_t es = p->esize;
     unsigned n = p->ndim;
     uint64_t origin[ZF_MAX_DIMS], idx[ZF_MAX_DIMS] = {0}, stride[ZF_MAX_DIMS], s = 1;
     for (unsigned d = n; d-- > 0;) {
@@ -417,7 +467,7 @@ static void scatter_inner(const zf_pipeline *p, uint64_t k, const int64_t *src, 
         uint64_t off = 0;
         for (unsigned d = 0; d < n; d++)
             off += (origin[d] + idx[d]) * stride[d];
-        memcpy(dst + off, src + done, inner * sizeof *src);
+        memcpy(dst + off * es, src + done * es, inner * es);
         for (unsigned d = n - 1; n && d-- > 0;) {
             if (++idx[d] < p->inner_shape[d])
                 break;
@@ -427,7 +477,7 @@ static void scatter_inner(const zf_pipeline *p, uint64_t k, const int64_t *src, 
 }
 
 /* decode a whole shard held in memory into out (C order of the shard) */
-static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
+static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t *out,
                         char *err, size_t errcap)
 {
     if (n < p->index_bytes) {
@@ -436,15 +486,15 @@ static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, int64
     }
     const uint8_t *ib = p->index_at_start ? in : in + n - p->index_bytes;
     uint64_t *idx = malloc(2 * p->inner_count * sizeof *idx);
-    int64_t *tmp = malloc(p->inner->nbytes ? p->inner->nbytes : 1);
+    uint8_t *tmp = malloc(p->inner->nbytes ? p->inner->nbytes : 1);
     int rc = idx && tmp ? ZF_OK : ZF_ENOMEM;
     if (rc == ZF_OK)
-        rc = zf_pipeline_decode(p->index, ib, p->index_bytes, (int64_t *)idx, err, errcap);
+        rc = zf_pipeline_decode(p->index, ib, p->index_bytes, idx, err, errcap);
     for (uint64_t k = 0; rc == ZF_OK && k < p->inner_count; k++) {
         uint64_t off = idx[2 * k], len = idx[2 * k + 1];
         if (off == UINT64_MAX && len == UINT64_MAX) {
             for (uint64_t i = 0; i < p->inner->elems; i++)
-                tmp[i] = p->fill;
+                memcpy(tmp + i * p->esize, p->fill, p->esize);
         } else if (off > n || len > n - off) {
             snprintf(err, errcap, "shard index entry %llu points outside the shard", (unsigned long long)k);
             rc = ZF_ECORRUPT;
@@ -460,7 +510,7 @@ static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, int64
     return rc;
 }
 
-int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
+int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, void *out,
                        char *err, size_t errcap)
 {
     uint8_t *bytes = NULL;
@@ -476,7 +526,7 @@ int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_
             rc = ZF_ECORRUPT;
         }
         if (rc == ZF_OK && p->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-            swap_all(out, p->elems);
+            swap_all(p, out, p->elems);
         return rc;
     }
     rc = decode_bytes(p, in, n, NULL, &bytes, &len, err, errcap);
@@ -487,10 +537,10 @@ int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_
     return rc;
 }
 
-void zf_pipeline_set_fill(zf_pipeline *p, int64_t fill)
+void zf_pipeline_set_fill(zf_pipeline *p, const void *fill)
 {
     for (; p; p = p->inner)
-        p->fill = fill;
+        memcpy(p->fill, fill, p->esize);
 }
 
 int zf_pipeline_partial(const zf_pipeline *p)
@@ -514,7 +564,7 @@ size_t zf_pipeline_index_bytes(const zf_pipeline *p, int *at_start)
 int zf_pipeline_decode_index(const zf_pipeline *p, const uint8_t *in, size_t n, uint64_t *out,
                              char *err, size_t errcap)
 {
-    return zf_pipeline_decode(p->index, in, n, (int64_t *)out, err, errcap);
+    return zf_pipeline_decode(p->index, in, n, out, err, errcap);
 }
 
 uint64_t zf_pipeline_inner_count(const zf_pipeline *p)

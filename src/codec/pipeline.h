@@ -1,8 +1,11 @@
-/* pipeline.h - a chunk's codec chain: encoded bytes -> int64 values in C order.
+/* pipeline.h - a chunk's codec chain: encoded bytes -> elements in C order.
  *
  * The chain is array->array codecs (transpose; v2 order "F"), one array->bytes
  * codec (bytes, with its endianness) and bytes->bytes codecs (compressors,
- * checksums, see codec.h).  A pipeline is immutable after it is built and may
+ * checksums, see codec.h).  Elements are 1, 2, 4 or 8 bytes wide (the stored
+ * data type's size, given when the pipeline is built); decoding yields them in
+ * the machine's byte order and C order, and what they mean (int64 ticks, other
+ * integers, floats) is the caller's business.  A pipeline is immutable after it is built and may
  * decode on many threads at once.  Every intermediate and final size is
  * checked against what the chunk shape implies. */
 #ifndef ZF_PIPELINE_H
@@ -25,13 +28,13 @@ typedef struct zf_pipeline zf_pipeline;
 /* Build from a v3 "codecs" array for chunks of the given shape.  *out owns a
  * new pipeline.  ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason in err. */
 int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chunk_shape,
-                        zf_pipeline **out, char *err, size_t errcap);
+                        unsigned elem_size, zf_pipeline **out, char *err, size_t errcap);
 
 /* Build from v2 metadata: compressor (object or null), filters (null or []),
- * byte order and memory order ('C' or 'F'). */
+ * byte order, memory order ('C' or 'F') and element size, as above. */
 int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_endian,
                         char order, unsigned ndim, const uint64_t *chunk_shape,
-                        zf_pipeline **out, char *err, size_t errcap);
+                        unsigned elem_size, zf_pipeline **out, char *err, size_t errcap);
 
 /* Free a pipeline; NULL is allowed. */
 void zf_pipeline_free(zf_pipeline *p);
@@ -39,16 +42,21 @@ void zf_pipeline_free(zf_pipeline *p);
 /* Number of elements in one decoded chunk. */
 uint64_t zf_pipeline_chunk_elems(const zf_pipeline *p);
 
+/* Bytes per decoded element (1, 2, 4 or 8). */
+unsigned zf_pipeline_elem_size(const zf_pipeline *p);
+
 /* Largest encoded chunk this pipeline can legitimately receive, in bytes. */
 size_t zf_pipeline_max_encoded(const zf_pipeline *p);
 
-/* Decode n encoded bytes into out (zf_pipeline_chunk_elems values, caller
- * owned).  ZF_ECORRUPT with a reason in err on damaged input. */
-int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, int64_t *out,
+/* Decode n encoded bytes into out (caller-owned, zf_pipeline_chunk_elems x
+ * zf_pipeline_elem_size bytes, suitably aligned for the element width).
+ * ZF_ECORRUPT with a reason in err on damaged input. */
+int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, void *out,
                        char *err, size_t errcap);
 
-/* Set the value of empty inner chunks (the array's fill value). */
-void zf_pipeline_set_fill(zf_pipeline *p, int64_t fill);
+/* Set the element of empty inner chunks (the array's fill value, elem_size
+ * bytes in the machine's byte order, copied). */
+void zf_pipeline_set_fill(zf_pipeline *p, const void *fill);
 
 /* Can inner chunks be read one by one (sharded, nothing over the whole shard)? */
 int zf_pipeline_partial(const zf_pipeline *p);

@@ -206,7 +206,7 @@ static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta
     if (attrs && !cJSON_IsObject(attrs))
         return ERR(ZF_ECORRUPT, "\"attributes\" is not an object");
     return zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(root, "codecs"), m->ndim, m->chunks,
-                               &m->pipeline, err, errcap);
+                               m->elem_size, &m->pipeline, err, errcap);
 }
 
 /* is the v3 data_type numpy.timedelta64?  (1 yes, 0 another type, <0 error) */
@@ -230,7 +230,7 @@ static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap
 static int set_read_chunks(zf_meta *m, char *err, size_t errcap)
 {
     memcpy(m->read_chunks, m->chunks, sizeof m->chunks);
-    zf_pipeline_set_fill(m->pipeline, m->fill);
+    zf_pipeline_set_fill(m->pipeline, &m->fill); /* int64 elements: the stored form */
     const uint64_t *inner;
     for (const zf_pipeline *p = m->pipeline; zf_pipeline_partial(p); p = zf_pipeline_inner(p, NULL)) {
         zf_pipeline_inner(p, &inner);
@@ -249,6 +249,7 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
                      size_t errcap)
 {
     memset(out, 0, sizeof *out);
+    out->elem_size = 8;
     cJSON *root = cJSON_ParseWithLength(text, n);
     if (!root)
         return ERR(ZF_ECORRUPT, "invalid JSON");
@@ -359,13 +360,15 @@ static int parse_v2_array(const char *text, size_t n, const cJSON *root, int big
     if (!comp)
         return ERR(ZF_ECORRUPT, "no \"compressor\"");
     return zf_pipeline_from_v2(comp, cJSON_GetObjectItemCaseSensitive(root, "filters"), big,
-                               order->valuestring[0], m->ndim, m->chunks, &m->pipeline, err, errcap);
+                               order->valuestring[0], m->ndim, m->chunks, m->elem_size, &m->pipeline,
+                               err, errcap);
 }
 
 int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t attrs_n,
                      zf_node_kind *kind, zf_meta *out, char *err, size_t errcap)
 {
     memset(out, 0, sizeof *out);
+    out->elem_size = 8;
     out->zarr_format = 2;
     *kind = ZF_KIND_OTHER_ARRAY;
     cJSON *root = cJSON_ParseWithLength(zarray, n);
