@@ -217,7 +217,9 @@ int main(int argc, char **argv)
             zf_layout_read(e.node->layout, ZF_VIEW_TXT, off, buf, REQ, &got);
         t_warm[r] = now() - t0;
         /* per-value cost of the formatter on values like bench/gen.py's */
-        const zf_fmt *f = zf_layout_fmt(e.node->layout);
+        zf_fmt fmt; /* bench/gen.py writes timedelta64[ns] */
+        zf_fmt_init(&fmt, ZF_FORMAT_PANDAS, ZF_UNIT_ns, 1, "NaT");
+        const zf_fmt *f = &fmt;
         enum { NS = 1 << 20 };
         static int64_t sample[NS];
         uint64_t x = 88172645463325252ull;

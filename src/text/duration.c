@@ -16,27 +16,9 @@
 #include "base/err.h"
 
 
-static const char *const FORMATS[] = {
-    [ZF_FORMAT_PANDAS] = "pandas", [ZF_FORMAT_ISO] = "iso", [ZF_FORMAT_NUMPY] = "numpy",
-    [ZF_FORMAT_SECONDS] = "seconds", [ZF_FORMAT_RAW] = "raw",
-};
-#define NFORMATS (sizeof FORMATS / sizeof FORMATS[0])
-
 /* ---- parsing and set-up ------------------------------------------------ */
 
 /* Parse a format name ("pandas", "iso", "numpy", "seconds", "raw"); 0 or ZF_EINVAL. */
-int zf_format_parse(const char *s, zf_format *out)
-{
-    if (!s || !out)
-        return ZF_EINVAL;
-    for (size_t i = 0; i < NFORMATS; i++)
-        if (strcmp(s, FORMATS[i]) == 0) {
-            *out = (zf_format)i;
-            return 0;
-        }
-    return ZF_EINVAL;
-}
-
 /* Digit tables of the pandas fast path, built once by zf_fmt_init: "mm:ss"
  * for each second of an hour, "ddd" for 0..999 (little-endian words). */
 static uint64_t mmss_text[3600];
@@ -58,11 +40,13 @@ static void build_tables(void)
         dig3_text[i] = ('0' + i / 100) | ('0' + i / 10 % 10) << 8 | ('0' + i % 10) << 16;
 }
 
+static const zf_text_ops duration_ops;
+
 /* Set up a formatter for one data type; nat is the verbatim NaT text. */
 int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const char *nat)
 {
     size_t n = 0;
-    if (!f || !nat || (unsigned)format >= NFORMATS || (unsigned)unit > ZF_UNIT_GENERIC ||
+    if (!f || !nat || (unsigned)format > ZF_FORMAT_RAW || (unsigned)unit > ZF_UNIT_GENERIC ||
         scale < 1 || scale > INT32_MAX)
         return ZF_EINVAL;
     while (n <= ZF_NAT_MAX && nat[n])
@@ -71,11 +55,12 @@ int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const
         return ZF_EINVAL;
     pthread_once(&tables_once, build_tables);
     memset(f, 0, sizeof *f);
-    f->format = format;
+    f->text.ops = &duration_ops;
+    f->text.format = format;
     f->unit = unit;
     f->scale = scale;
-    f->nat_len = (uint8_t)n;
-    memcpy(f->nat, nat, n);
+    f->text.nat_len = (uint8_t)n;
+    memcpy(f->text.nat, nat, n);
     return 0;
 }
 
@@ -288,7 +273,7 @@ ZF_INLINE size_t pd64_len(pd64 q)
 ZF_INLINE int pd_fast(const zf_fmt *f, int64_t v, pd64 *q)
 {
     int64_t n;
-    if (f->format != ZF_FORMAT_PANDAS || v == ZF_NAT ||
+    if (f->text.format != ZF_FORMAT_PANDAS || v == ZF_NAT ||
         __builtin_mul_overflow(v, (int64_t)f->scale, &n) || n > INT64_MAX - ZF_FAST_ROOM)
         return 0;
     switch (f->unit) {
@@ -383,16 +368,16 @@ static __attribute__((noinline)) size_t fmt_value(const zf_fmt *f, int64_t v, ch
 {
     zf_unit u = f->unit;
     if (v == ZF_NAT) {
-        memcpy(out, f->nat, f->nat_len);
-        return f->nat_len;
+        memcpy(out, f->text.nat, f->text.nat_len);
+        return f->text.nat_len;
     }
-    if (f->format == ZF_FORMAT_RAW)
+    if (f->text.format == ZF_FORMAT_RAW)
         return int_text(v, 1, NULL, out);
-    if (f->format == ZF_FORMAT_NUMPY)
+    if (f->text.format == ZF_FORMAT_NUMPY)
         return int_text(v, f->scale, &zf_units[u], out);
     if (u == ZF_UNIT_GENERIC)
         return int_text(v, f->scale, NULL, out);
-    switch (f->format) {
+    switch (f->text.format) {
     case ZF_FORMAT_PANDAS:
         if (u == ZF_UNIT_Y || u == ZF_UNIT_M)
             return int_text(v, f->scale, &zf_units[u], out);
@@ -406,14 +391,14 @@ static __attribute__((noinline)) size_t fmt_len(const zf_fmt *f, int64_t v)
 {
     zf_unit u = f->unit;
     if (v == ZF_NAT)
-        return f->nat_len;
-    if (f->format == ZF_FORMAT_RAW)
+        return f->text.nat_len;
+    if (f->text.format == ZF_FORMAT_RAW)
         return int_len(v, 1, NULL);
-    if (f->format == ZF_FORMAT_NUMPY)
+    if (f->text.format == ZF_FORMAT_NUMPY)
         return int_len(v, f->scale, &zf_units[u]);
     if (u == ZF_UNIT_GENERIC)
         return int_len(v, f->scale, NULL);
-    switch (f->format) {
+    switch (f->text.format) {
     case ZF_FORMAT_PANDAS:
         if (u == ZF_UNIT_Y || u == ZF_UNIT_M)
             return int_len(v, f->scale, &zf_units[u]);
@@ -486,7 +471,7 @@ ZF_INLINE uint64_t pd_len_sum(const zf_fmt *f, const int64_t *v, size_t n, uint6
 /* Sum of zf_fmt_len over n values. */
 uint64_t zf_fmt_len_sum(const zf_fmt *f, const int64_t *v, size_t n)
 {
-    if (f->format == ZF_FORMAT_PANDAS && f->scale == 1) {
+    if (f->text.format == ZF_FORMAT_PANDAS && f->scale == 1) {
         switch (f->unit) {
         case ZF_UNIT_ns: return pd_len_sum(f, v, n, 1000000000u, 1u);
         case ZF_UNIT_us: return pd_len_sum(f, v, n, 1000000u, 1000u);
@@ -504,7 +489,7 @@ uint64_t zf_fmt_len_sum(const zf_fmt *f, const int64_t *v, size_t n)
 /* Room a line may need in zf_fmt_lines (text, scratch, newline). */
 static size_t line_room(const zf_fmt *f)
 {
-    return (f->nat_len > ZF_VALUE_MAX ? f->nat_len : ZF_VALUE_MAX) + 1u;
+    return (f->text.nat_len > ZF_VALUE_MAX ? f->text.nat_len : ZF_VALUE_MAX) + 1u;
 }
 
 /* zf_fmt_lines for pandas, scale 1, a unit of 1/p s.  Always inlined: each
@@ -549,7 +534,7 @@ pd_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap, uin
 /* Write values as lines (text and a newline) while one more surely fits. */
 zf_lines zf_fmt_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, size_t cap)
 {
-    if (f->format == ZF_FORMAT_PANDAS && f->scale == 1) {
+    if (f->text.format == ZF_FORMAT_PANDAS && f->scale == 1) {
         switch (f->unit) {
         case ZF_UNIT_ns: return pd_lines(f, v, n, out, cap, 1000000000u, 1u);
         case ZF_UNIT_us: return pd_lines(f, v, n, out, cap, 1000000u, 1000u);
@@ -567,3 +552,35 @@ zf_lines zf_fmt_lines(const zf_fmt *f, const int64_t *v, size_t n, char *out, si
     }
     return r;
 }
+
+/* ---- the text interface (text.h) -------------------------------------- */
+
+/* the formatter whose first member is t */
+static inline const zf_fmt *fmt_of(const zf_text *t)
+{
+    return (const zf_fmt *)t;
+}
+
+static size_t text_value(const zf_text *t, int64_t v, char *out)
+{
+    return zf_fmt_value(fmt_of(t), v, out);
+}
+
+static size_t text_len(const zf_text *t, int64_t v)
+{
+    return zf_fmt_len(fmt_of(t), v);
+}
+
+static uint64_t text_len_sum(const zf_text *t, const int64_t *v, size_t n)
+{
+    return zf_fmt_len_sum(fmt_of(t), v, n);
+}
+
+static zf_lines text_lines(const zf_text *t, const int64_t *v, size_t n, char *out, size_t cap)
+{
+    return zf_fmt_lines(fmt_of(t), v, n, out, cap);
+}
+
+static const zf_text_ops duration_ops = {
+    .value = text_value, .len = text_len, .len_sum = text_len_sum, .lines = text_lines,
+};

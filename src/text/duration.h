@@ -1,4 +1,4 @@
-/* duration.h - timedelta64 units and the text of one duration value.
+/* duration.h - the text of timedelta64 values (units: units.h).
  *
  * A value is a stored int64 v of a numpy.timedelta64 data type with a unit and
  * a scale factor (1..2^31-1); the duration it denotes is v * scale * unit,
@@ -12,40 +12,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "text/text.h"
 #include "text/units.h"
 
-
-
-typedef enum zf_format {
-    ZF_FORMAT_PANDAS,  /* str(pandas.Timedelta), extended exactly beyond pandas */
-    ZF_FORMAT_ISO,     /* ISO 8601 duration: P[nD][T[nH][nM][n[.f]S]] */
-    ZF_FORMAT_NUMPY,   /* str(numpy.timedelta64(v, 'SCALEunit')), exact product */
-    ZF_FORMAT_SECONDS, /* exact decimal seconds */
-    ZF_FORMAT_RAW      /* the stored integer */
-} zf_format;
-
-/* Longest text of one non-NaT value in any format, in bytes. */
-#define ZF_VALUE_MAX 160
-/* Longest NaT text accepted by zf_fmt_init, in bytes. */
-#define ZF_NAT_MAX 255
-
+/* The duration formatter: the text interface (text.h) for timedelta64. */
 typedef struct zf_fmt {
-    zf_format format;
+    zf_text text; /* first: &f->text is what the view holds */
     zf_unit unit;
     uint32_t scale;
-    uint8_t nat_len;
-    char nat[ZF_NAT_MAX + 1];
 } zf_fmt;
-
-/* Parse a format name ("pandas", "iso", "numpy", "seconds", "raw"); 0 or ZF_EINVAL. */
-int zf_format_parse(const char *s, zf_format *out);
 
 /* Set up a formatter; nat is the text for NaT (NUL-terminated, at most
  * ZF_NAT_MAX bytes, used verbatim).  Returns 0 or ZF_EINVAL. */
 int zf_fmt_init(zf_fmt *f, zf_format format, zf_unit unit, uint32_t scale, const char *nat);
 
 /* Write the text of v into out (capacity at least ZF_VALUE_MAX and at least
- * f->nat_len); no NUL, no newline.  Returns the number of bytes written. */
+ * f->text.nat_len); no NUL, no newline.  Returns the number of bytes written. */
 size_t zf_fmt_value(const zf_fmt *f, int64_t v, char *out);
 
 /* Length of the text zf_fmt_value would write for v (cheaper than formatting). */
@@ -53,13 +35,6 @@ size_t zf_fmt_len(const zf_fmt *f, int64_t v);
 
 /* Sum of zf_fmt_len over the n values at v (a run measured at once). */
 uint64_t zf_fmt_len_sum(const zf_fmt *f, const int64_t *v, size_t n);
-
-/* What zf_fmt_lines wrote. */
-typedef struct zf_lines {
-    size_t count; /* values written, the first count of v */
-    size_t bytes; /* bytes of their lines */
-    size_t last;  /* where the last of them starts (0 if none) */
-} zf_lines;
 
 /* Write the first values of v (at most n) as lines, text and '\n' each, into
  * out (capacity cap), as long as one more line surely fits: the bytes after

@@ -63,13 +63,13 @@ TARGET static void ctx_init(simd_ctx *c, const zf_fmt *f)
     c->lo = _mm512_set1_epi64(-(MAX_DAYS - 1) * day);
     c->hi = _mm512_set1_epi64(MAX_DAYS * day);
     /* NaT lanes need a line within a template and ASCII text (top bit clear) */
-    c->nat_ok = f->nat_len + 1u <= TEMPLATE;
-    for (size_t i = 0; i < f->nat_len; i++)
-        c->nat_ok &= (unsigned char)f->nat[i] < DROP;
+    c->nat_ok = f->text.nat_len + 1u <= TEMPLATE;
+    for (size_t i = 0; i < f->text.nat_len; i++)
+        c->nat_ok &= (unsigned char)f->text.nat[i] < DROP;
     memset(nat, (int)DROP, sizeof nat);
     if (c->nat_ok) {
-        memcpy(nat, f->nat, f->nat_len);
-        nat[f->nat_len] = '\n';
+        memcpy(nat, f->text.nat, f->text.nat_len);
+        nat[f->text.nat_len] = '\n';
     }
     for (int i = 0; i < 4; i++) {
         uint64_t w;
@@ -318,7 +318,7 @@ TARGET uint64_t zf_pd_len_sum_avx512(const zf_fmt *f, const int64_t *v, size_t n
 {
     simd_ctx c;
     ctx_init(&c, f);
-    __m512i sum = _mm512_setzero_si512(), nat_len = _mm512_set1_epi64(f->nat_len);
+    __m512i sum = _mm512_setzero_si512(), nat_len = _mm512_set1_epi64(f->text.nat_len);
     size_t i = 0;
     for (; n - i >= 8; i += 8) {
         __m512i x = _mm512_loadu_si512(v + i);

@@ -7,8 +7,6 @@
 
 #define ZF_INFO_MAX_LOOKUPS 1000000
 
-static const char *const format_names[] = {"pandas", "iso", "numpy", "seconds", "raw"};
-
 static void dims_line(zf_sbuf *out, const char *key, unsigned ndim, const uint64_t *v)
 {
     zf_sbuf_printf(out, "%s: [", key);
@@ -17,14 +15,14 @@ static void dims_line(zf_sbuf *out, const char *key, unsigned ndim, const uint64
     zf_sbuf_add(out, "]\n", 2);
 }
 
-static void fill_line(zf_sbuf *out, const zf_meta *m, const zf_fmt *fmt)
+static void fill_line(zf_sbuf *out, const zf_meta *m, const zf_text *text)
 {
-    char text[ZF_VALUE_MAX + ZF_NAT_MAX + 1];
-    size_t n = zf_fmt_value(fmt, m->fill, text);
-    zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, text);
+    char buf[ZF_VALUE_MAX + ZF_NAT_MAX + 1];
+    size_t n = zf_text_value(text, m->fill, buf);
+    zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, buf);
 }
 
-void zf_info_text(const zf_array *a, const char *name, const zf_fmt *fmt, zf_sbuf *out)
+void zf_info_text(const zf_array *a, const char *name, const zf_text *text, zf_sbuf *out)
 {
     const zf_meta *m = zf_array_meta(a);
     zf_sbuf_printf(out, "name: %s\n", name);
@@ -42,7 +40,7 @@ void zf_info_text(const zf_array *a, const char *name, const zf_fmt *fmt, zf_sbu
     zf_sbuf_printf(out, "data_type: %s\n", m->dtype_text);
     zf_sbuf_printf(out, "unit: %s\n", zf_unit_name(m->unit));
     zf_sbuf_printf(out, "scale_factor: %u\n", m->scale);
-    fill_line(out, m, fmt);
+    fill_line(out, m, text);
     zf_sbuf_add(out, "dimension_names: ", 17);
     for (unsigned d = 0; d < m->ndim; d++) {
         if (m->dim_names[d])
@@ -60,5 +58,5 @@ void zf_info_text(const zf_array *a, const char *name, const zf_fmt *fmt, zf_sbu
                        (unsigned long long)expected);
     else
         zf_sbuf_printf(out, "chunks_present: not counted (%llu expected)\n", (unsigned long long)expected);
-    zf_sbuf_printf(out, "text_format: %s\n", format_names[fmt->format]);
+    zf_sbuf_printf(out, "text_format: %s\n", zf_format_name(text->format));
 }

@@ -3,11 +3,11 @@
 #define ZF_INFO_H
 
 #include "chunk/array.h"
-#include "text/duration.h"
+#include "text/text.h"
 #include "base/sbuf.h"
 
-/* Append the info text of array a (shown as name, values formatted with fmt)
+/* Append the info text of array a (shown as name, values written by text)
  * to out as "key: value" lines.  Looks up which chunks exist; decodes nothing. */
-void zf_info_text(const zf_array *a, const char *name, const zf_fmt *fmt, zf_sbuf *out);
+void zf_info_text(const zf_array *a, const char *name, const zf_text *text, zf_sbuf *out);
 
 #endif

@@ -86,8 +86,8 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->nchunks = zf_array_nchunks(a);
     char qnat[2 * ZF_NAT_MAX + 3];
     zf_csv_quote(opts->nat, qnat, sizeof qnat);
-    if (zf_fmt_init(&l->fmt, opts->format, l->m->unit, l->m->scale, opts->nat) ||
-        zf_fmt_init(&l->csvfmt, opts->format, l->m->unit, l->m->scale, qnat) ||
+    if (zf_fmt_init(&l->dur, opts->format, l->m->unit, l->m->scale, opts->nat) ||
+        zf_fmt_init(&l->csvdur, opts->format, l->m->unit, l->m->scale, qnat) ||
         build_header(l, name) || !(l->name = strdup(name)) ||
         (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
         free(l->header);
@@ -95,6 +95,8 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
         free(l);
         return NULL;
     }
+    l->text = &l->dur.text;
+    l->csvtext = &l->csvdur.text;
     l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
     l->format = opts->format;
     uint64_t s = 1, cs = 1;
@@ -128,9 +130,9 @@ void zf_layout_free(zf_layout *l)
     free(l);
 }
 
-const zf_fmt *zf_layout_fmt(const zf_layout *l)
+const zf_text *zf_layout_text(const zf_layout *l)
 {
-    return &l->fmt;
+    return l->text;
 }
 
 /* --------------------------------------------------------------- the pass */
@@ -153,8 +155,8 @@ static void add_block(zf_layout *l, uint64_t b, uint64_t tsum, uint64_t csum)
 static void measure_constant(zf_layout *l, int64_t v, uint64_t g, uint64_t n, uint64_t fixed,
                              uint64_t last)
 {
-    uint64_t t = zf_fmt_len(&l->fmt, v) + 1;
-    uint64_t c = (v == ZF_NAT && l->csv_nat_differs ? (uint64_t)l->csvfmt.nat_len + 1 : t) + l->ndim + fixed;
+    uint64_t t = zf_text_len(l->text, v) + 1;
+    uint64_t c = (v == ZF_NAT && l->csv_nat_differs ? (uint64_t)l->csvtext->nat_len + 1 : t) + l->ndim + fixed;
     while (n) {
         uint64_t b = g / l->block, k = (b + 1) * l->block - g;
         if (k > n)
@@ -180,12 +182,12 @@ static uint64_t count_nat(const int64_t *vals, uint64_t n)
 static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t n,
                         uint64_t fixed, uint64_t last)
 {
-    uint64_t nat_extra = (uint64_t)l->csvfmt.nat_len - l->fmt.nat_len;
+    uint64_t nat_extra = (uint64_t)l->csvtext->nat_len - l->text->nat_len;
     while (n) {
         uint64_t b = g / l->block, k = (b + 1) * l->block - g;
         if (k > n)
             k = n;
-        uint64_t t = zf_fmt_len_sum(&l->fmt, vals, (size_t)k) + k;
+        uint64_t t = zf_text_len_sum(l->text, vals, (size_t)k) + k;
         uint64_t c = t + k * (l->ndim + fixed) + (l->ndim ? zf_digit_sum(last, last + k) : 0);
         if (l->csv_nat_differs)
             c += count_nat(vals, k) * nat_extra;
@@ -324,7 +326,7 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     zf_fp_add(fp, ZF_VERSION, sizeof ZF_VERSION);
     int rc = zf_array_snapshot(l->a, fp);
     zf_fp_add(fp, &l->format, sizeof l->format);
-    zf_fp_add(fp, l->fmt.nat, l->fmt.nat_len);
+    zf_fp_add(fp, l->text->nat, l->text->nat_len);
     zf_fp_add(fp, l->header, l->header_len);
     zf_fp_add(fp, &l->block, sizeof l->block);
     return rc;
@@ -395,7 +397,7 @@ int zf_layout_ensure_info(zf_layout *l)
     pthread_mutex_lock(&l->mu);
     if (!l->info) {
         zf_sbuf sb = {0};
-        zf_info_text(l->a, l->name, &l->fmt, &sb);
+        zf_info_text(l->a, l->name, l->text, &sb);
         if (sb.failed)
             free(sb.data);
         else {

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "chunk/array.h"
-#include "text/duration.h"
+#include "text/text.h"
 
 #define ZF_LAYOUT_BLOCK 4096
 
@@ -79,7 +79,7 @@ typedef struct zf_cursor {
 int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len,
                         size_t *got, zf_cursor *cursor);
 
-/* The formatter used for .txt values of this array. */
-const zf_fmt *zf_layout_fmt(const zf_layout *l);
+/* The formatter of this array's .txt values (owned by the layout). */
+const zf_text *zf_layout_text(const zf_layout *l);
 
 #endif

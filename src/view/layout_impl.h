@@ -5,12 +5,14 @@
 
 #include <pthread.h>
 
+#include "text/duration.h"
 #include "view/layout.h"
 
 struct zf_layout {
     zf_array *a;
     const zf_meta *m;
-    zf_fmt fmt, csvfmt;
+    zf_fmt dur, csvdur;           /* storage of the element type's formatters */
+    const zf_text *text, *csvtext;/* all the view uses of them (.txt, .csv) */
     int csv_nat_differs;
     char *header;
     size_t header_len;

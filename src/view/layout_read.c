@@ -11,7 +11,7 @@
 typedef struct reader {
     zf_layout *l;
     zf_view view;
-    const zf_fmt *fmt;
+    const zf_text *text;
     uint64_t pos;        /* text offset of the next line */
     uint64_t want, end;  /* requested range [want, end) */
     char *out;
@@ -32,7 +32,7 @@ static size_t format_line(const reader *r, int64_t v, uint64_t last, char *p)
         q += zf_u64_text(last, q);
         *q++ = ',';
     }
-    q += zf_fmt_value(r->fmt, v, q);
+    q += zf_text_value(r->text, v, q);
     *q++ = '\n';
     return (size_t)(q - p);
 }
@@ -46,7 +46,7 @@ static void emit_line(reader *r, int64_t v, uint64_t last)
         r->pos += len;
         return;
     }
-    uint64_t len = zf_fmt_len(r->fmt, v) + 1;
+    uint64_t len = zf_text_len(r->text, v) + 1;
     if (r->view == ZF_VIEW_CSV && r->l->ndim)
         len += r->prefix_len + zf_ndig64(last) + 1;
     if (r->pos + len <= r->want) { /* before the request: measure only */
@@ -66,7 +66,7 @@ static void emit_line(reader *r, int64_t v, uint64_t last)
  * request while they surely fit; returns how many */
 static uint64_t emit_lines(reader *r, const int64_t *vals, uint64_t n)
 {
-    zf_lines w = zf_fmt_lines(r->fmt, vals, (size_t)n, r->out + r->outn,
+    zf_lines w = zf_text_lines(r->text, vals, (size_t)n, r->out + r->outn,
                               (size_t)(r->end - r->pos));
     if (w.count) {
         r->last.pos = r->pos + w.last;
@@ -107,11 +107,11 @@ static uint64_t emit_csv_lines(reader *r, const int64_t *vals, uint64_t n, uint6
     uint64_t done = 0;
     while (done < n) {
         size_t want = n - done < BATCH ? (size_t)(n - done) : BATCH;
-        zf_lines w = zf_fmt_lines(r->fmt, vals + done, want, text, sizeof text);
+        zf_lines w = zf_text_lines(r->text, vals + done, want, text, sizeof text);
         const char *p = text;
         for (size_t i = 0; i < w.count; i++, done++, counter_next(&ix)) {
             /* a line ends at the first newline, but the NaT text may hold one */
-            const char *nl = vals[done] == ZF_NAT ? p + r->fmt->nat_len
+            const char *nl = vals[done] == ZF_NAT ? p + r->text->nat_len
                                                   : memchr(p, '\n', (size_t)(text + w.bytes - p));
             size_t tlen = (size_t)(nl + 1 - p), len = r->prefix_len + ix.n + 1 + tlen;
             if (r->end - r->pos < len)
@@ -148,7 +148,7 @@ static void set_prefix(reader *r, const uint64_t *c)
 static int skip_bad_run(reader *r, uint64_t run, uint64_t last)
 {
     for (uint64_t j = 0; j < run && r->pos < r->end; j++) {
-        uint64_t len = zf_fmt_len(r->fmt, ZF_NAT) + 1;
+        uint64_t len = zf_text_len(r->text, ZF_NAT) + 1;
         if (r->view == ZF_VIEW_CSV && r->l->ndim)
             len += r->prefix_len + zf_ndig64(last + j) + 1;
         if (r->pos + len > r->want)
@@ -264,7 +264,7 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
         return ZF_OK;
     if (len > total - off)
         len = (size_t)(total - off);
-    reader r = {.l = l, .view = v, .fmt = v == ZF_VIEW_CSV ? &l->csvfmt : &l->fmt,
+    reader r = {.l = l, .view = v, .text = v == ZF_VIEW_CSV ? l->csvtext : l->text,
                 .want = off, .end = off + len, .out = buf};
     if (v == ZF_VIEW_CSV && off < l->header_len) {
         size_t n = l->header_len - (size_t)off < len ? l->header_len - (size_t)off : len;
