@@ -185,7 +185,7 @@ zf_unmount_one() {
             zf_wait_exit "$pid" 5 || { kill -KILL "$pid" 2>/dev/null || true; zf_wait_exit "$pid" 5 || true; }
         fi
     fi
-    if [[ -f $work/daemon.log ]] && grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$work/daemon.log"; then
+    if [[ -f $work/daemon.log ]] && grep -qE 'ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:' "$work/daemon.log"; then
         bad=1 why+="sanitizer report in log; "
     fi
     if ((bad)); then
