@@ -2,7 +2,10 @@
  *
  * Every file in golden/meta/ (v3 *.json; v2 *.zarray with an optional *.zattrs
  * beside it) is parsed and summarised in one line; the summaries must equal
- * the hand-written lines of golden/meta/expected.txt ("FILE: SUMMARY"). */
+ * the hand-written lines of golden/meta/expected.txt ("FILE: SUMMARY").  A
+ * rejected input summarises as "error CLASS: REASON", the parser's one-line
+ * reason, compared whole (as jq's %%FAIL tests compare the message): an input
+ * rejected for another reason, or with no reason, fails. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +16,24 @@
 
 #define DIR_PATH "golden/meta/"
 
+/* the file at path (its first 1 MiB), NUL-terminated; NULL if unreadable */
 static char *slurp(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     char *buf = malloc(1 << 20);
+    if (!buf) {
+        fclose(f);
+        return NULL;
+    }
     *n = fread(buf, 1, (1 << 20) - 1, f);
     buf[*n] = '\0';
     fclose(f);
     return buf;
 }
 
+/* "[a,b,...]" of n dimensions */
 static void dims(char *out, size_t cap, unsigned n, const uint64_t *v)
 {
     size_t len = (size_t)snprintf(out, cap, "[");
@@ -33,10 +42,12 @@ static void dims(char *out, size_t cap, unsigned n, const uint64_t *v)
     snprintf(out + len, cap - len, "]");
 }
 
-static void summarise(int rc, zf_node_kind kind, const zf_meta *m, char *out, size_t cap)
+/* the one-line summary of a parse: its result, or "error CLASS: REASON" */
+static void summarise(int rc, const char *why, zf_node_kind kind, const zf_meta *m, char *out,
+                      size_t cap)
 {
     if (rc) {
-        snprintf(out, cap, "error %s", zf_strerror(rc));
+        snprintf(out, cap, "error %s: %s", zf_strerror(rc), *why ? why : "(no reason given)");
         return;
     }
     if (kind != ZF_KIND_TIMEDELTA) {
@@ -67,9 +78,13 @@ static void run_one(const char *name, char *out, size_t cap)
     size_t n = 0, an = 0;
     snprintf(path, sizeof path, DIR_PATH "%s", name);
     char *doc = slurp(path, &n), *attrs = NULL;
+    if (!doc) {
+        snprintf(out, cap, "cannot read %s", path);
+        return;
+    }
     zf_node_kind kind = ZF_KIND_OTHER_ARRAY;
     zf_meta m;
-    char err[256];
+    char err[256] = "";
     int rc;
     if (strstr(name, ".zarray")) {
         snprintf(path + strlen(path) - 7, 8, ".zattrs");
@@ -78,7 +93,7 @@ static void run_one(const char *name, char *out, size_t cap)
     } else {
         rc = zf_meta_parse_v3(doc, n, &kind, &m, err, sizeof err);
     }
-    summarise(rc, kind, &m, out, cap);
+    summarise(rc, err, kind, &m, out, cap);
     if (rc == ZF_OK)
         zf_meta_clear(&m);
     free(doc);
