@@ -278,6 +278,5 @@ int main(void)
     test_single_flight();
     test_prefetch();
     test_pool();
-    printf("test_cache: %d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    return check_summary("test_cache");
 }
