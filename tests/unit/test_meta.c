@@ -14,6 +14,8 @@
 #include "base/err.h"
 #include "zarr/meta.h"
 
+#include "check.h"
+
 #define DIR_PATH "golden/meta/"
 
 /* the file at path (its first 1 MiB), NUL-terminated; NULL if unreadable */
@@ -100,41 +102,59 @@ static void run_one(const char *name, char *out, size_t cap)
     free(attrs);
 }
 
+/* is name a golden input (not expected.txt, not a .zattrs beside a .zarray)? */
+static int is_input(const char *name)
+{
+    return strstr(name, ".json") || strstr(name, ".zarray");
+}
+
+/* does text hold a line "name: ..."? */
+static int has_line(const char *text, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+        if (!strncmp(l, name, len) && !strncmp(l + len, ": ", 2))
+            return 1;
+    return 0;
+}
+
 int main(void)
 {
     size_t n;
     char *expected = slurp(DIR_PATH "expected.txt", &n);
-    if (!expected) {
-        fprintf(stderr, "cannot read " DIR_PATH "expected.txt\n");
-        return 1;
+    CHECK(expected, "cannot read " DIR_PATH "expected.txt");
+    if (!expected)
+        return check_summary("test_meta");
+    char *lines = strdup(expected);
+    CHECK(lines, "out of memory");
+    if (!lines) {
+        free(expected);
+        return check_summary("test_meta");
     }
-    int failed = 0, total = 0;
-    for (char *save = NULL, *line = strtok_r(expected, "\n", &save); line;
+    int cases = 0;
+    for (char *save = NULL, *line = strtok_r(lines, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
+        if (*line == '#')
+            continue;
         char *sep = strstr(line, ": ");
-        if (!sep || *line == '#')
+        CHECK(sep, "malformed line \"%s\" (not \"FILE: SUMMARY\")", line);
+        if (!sep)
             continue;
         *sep = '\0';
         char got[1024];
         run_one(line, got, sizeof got);
-        total++;
-        if (strcmp(got, sep + 2)) {
-            failed++;
-            printf("FAIL %s\n  expected: %s\n  got:      %s\n", line, sep + 2, got);
-        }
+        cases++;
+        CHECK(!strcmp(got, sep + 2), "%s\n  expected: %s\n  got:      %s", line, sep + 2, got);
     }
-    /* every golden input must have an expected line */
-    int inputs = 0;
     DIR *d = opendir(DIR_PATH);
+    CHECK(d, "cannot list " DIR_PATH);
     for (struct dirent *e; d && (e = readdir(d));)
-        inputs += strstr(e->d_name, ".json") || strstr(e->d_name, ".zarray");
+        if (is_input(e->d_name))
+            CHECK(has_line(expected, e->d_name), "golden input %s has no expected line", e->d_name);
     if (d)
         closedir(d);
-    if (inputs != total) {
-        printf("FAIL %d golden inputs but %d expected lines\n", inputs, total);
-        failed++;
-    }
+    free(lines);
     free(expected);
-    printf("test_meta: %d cases, %d failed\n", total, failed);
-    return failed ? 1 : 0;
+    printf("test_meta: %d cases\n", cases);
+    return check_summary("test_meta");
 }
