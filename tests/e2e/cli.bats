@@ -212,7 +212,7 @@ ra_kb() {
     ZF_MOUNTS+=("$d/mnt") ZF_PIDS+=("") ZF_WORKS+=("$d")
     assert_equal "$(zf_t head -n 1 "$d/mnt/$NS.txt")" "365 days 00:00:00"
     fusermount3 -u "$d/mnt"
-    ! zf_is_mounted "$d/mnt"
+    if zf_is_mounted "$d/mnt"; then fail "still mounted after fusermount3 -u"; fi
     # the forked daemon exits once unmounted (it once hung joining a thread lost in the fork)
     local i
     for i in $(seq 100); do pgrep -f -- "$d/mnt" >/dev/null || break; sleep 0.1; done
@@ -458,7 +458,7 @@ top.txt"
     zf_signal_daemon TERM
     [[ -n $ZF_STATUS ]] || fail "daemon still running ${ZF_EXIT_TIMEOUT}s after SIGTERM"
     [[ $ZF_STATUS == 0 ]] || fail "exit status $ZF_STATUS after SIGTERM; log: $(cat "$ZF_LOG")"
-    ! zf_is_mounted "$ZF_MNT" || fail "still mounted after SIGTERM"
+    if zf_is_mounted "$ZF_MNT"; then fail "still mounted after SIGTERM"; fi
 }
 
 @test "signals: SIGINT unmounts cleanly, exit status 0" {
@@ -467,14 +467,14 @@ top.txt"
     zf_signal_daemon INT
     [[ -n $ZF_STATUS ]] || fail "daemon still running ${ZF_EXIT_TIMEOUT}s after SIGINT"
     [[ $ZF_STATUS == 0 ]] || fail "exit status $ZF_STATUS after SIGINT; log: $(cat "$ZF_LOG")"
-    ! zf_is_mounted "$ZF_MNT" || fail "still mounted after SIGINT"
+    if zf_is_mounted "$ZF_MNT"; then fail "still mounted after SIGINT"; fi
 }
 
 @test "signals: SIGTERM right after mounting, before any read" {
     zf_mount "$ZF_FIXTURES/$NS.zarr"
     zf_signal_daemon TERM
     [[ $ZF_STATUS == 0 ]] || fail "exit status '${ZF_STATUS}' after SIGTERM; log: $(cat "$ZF_LOG")"
-    ! zf_is_mounted "$ZF_MNT"
+    if zf_is_mounted "$ZF_MNT"; then fail "still mounted after SIGTERM"; fi
 }
 
 @test "signals: fusermount3 -u ends the daemon with status 0" {

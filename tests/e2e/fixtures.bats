@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# fixtures.bats - the six zarr-python 3.1 stores in shared/fixtures, mounted one
-# at a time, checked against the Python oracle and against values worked out
-# by hand from the fixtures' README.
+# fixtures.bats - the six zarr-python 3.1 stores in tests/data/zarr-python-3.1,
+# mounted one at a time, checked against the Python oracle and against values
+# worked out by hand from the fixtures' README.
 
 load helpers
 

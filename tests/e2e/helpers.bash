@@ -25,7 +25,7 @@ if [[ -z ${ZF_PYTHON:-} ]]; then
     else ZF_PYTHON=python3; fi
 fi
 ZF_ORACLE=$ZF_REPO/tests/oracle/oracle.py
-ZF_FIXTURES=$ZF_REPO/../shared/fixtures/zarr-python-3.1
+ZF_FIXTURES=$ZF_REPO/tests/data/zarr-python-3.1
 if [[ ${ZF_VALGRIND:-0} != 0 ]]; then
     ZF_MOUNT_TIMEOUT=${ZF_MOUNT_TIMEOUT:-90}
     ZF_EXIT_TIMEOUT=${ZF_EXIT_TIMEOUT:-90}
@@ -282,7 +282,7 @@ zf_run_cli() {
     fi
 }
 
-# zf_copy_fixture NAME DEST: copy a shared fixture store (writable copy).
+# zf_copy_fixture NAME DEST: copy a fixture store of $ZF_FIXTURES (writable copy).
 zf_copy_fixture() {
     cp -r "$ZF_FIXTURES/$1" "$2"
     chmod -R u+w "$2"

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Regenerate the seed corpora of the fuzz targets (tests/fuzz/corpus/).
 
-    python tests/fuzz/make_seeds.py        (needs numpy, numcodecs; zarr-python
-                                           fixtures in ../shared/fixtures)
+    python tests/fuzz/make_seeds.py        (needs numpy, numcodecs; reads the
+                                           zarr-python fixtures in
+                                           tests/data/zarr-python-3.1)
 
 Writes corpus/fuzz_meta, corpus/fuzz_pipeline, corpus/fuzz_layout.  Files named
 crash-* (regression inputs for fixed bugs) are kept; every other file in those
@@ -21,7 +22,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-FIXTURES = os.path.join(REPO, "..", "shared", "fixtures", "zarr-python-3.1")
+FIXTURES = os.path.join(REPO, "tests", "data", "zarr-python-3.1")
 CORPUS = os.path.join(HERE, "corpus")
 NAT = -(2**63)
 
@@ -120,15 +121,13 @@ def td(unit, scale=1):
 
 
 def meta_seeds():
+    stores = sorted(s for s in os.listdir(FIXTURES) if os.path.isfile(os.path.join(FIXTURES, s, "zarr.json")))
+    if len(stores) != 6:
+        sys.exit(f"make_seeds.py: {FIXTURES} holds {len(stores)} stores, not the six zarr-python 3.1 fixtures")
     d = reset("fuzz_meta")
-    if os.path.isdir(FIXTURES):
-        for store in sorted(os.listdir(FIXTURES)):
-            p = os.path.join(FIXTURES, store, "zarr.json")
-            if os.path.isfile(p):
-                name = store.replace("[", "_").replace("]", "").replace(".zarr", "")
-                shutil.copy(p, os.path.join(d, f"fixture-{name}.json"))
-    else:
-        print(f"warning: no fixtures at {FIXTURES}", file=sys.stderr)
+    for store in stores:
+        name = store.replace("[", "_").replace("]", "").replace(".zarr", "")
+        shutil.copy(os.path.join(FIXTURES, store, "zarr.json"), os.path.join(d, f"fixture-{name}.json"))
     put(d, "v3-group.json", json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {"a": [1, 2]}}))
     put(d, "v3-2d-dims.json", v3_array(shape=[7, 5], chunk_grid={"name": "regular", "configuration": {"chunk_shape": [3, 2]}},
                                        dimension_names=["x", None], data_type=td("ms", 10)))

@@ -85,16 +85,18 @@ static void test_hits_and_errors(void)
     source s;
     source_init(&s, c, 1000);
     s.bad = 3;
-    zf_chunk *a, *b, *e = NULL;
+    zf_chunk *a = NULL, *b = NULL, *e = NULL;
     CHECK(zf_cache_get(c, 1, 0, BYTES(&s), load, &s, &a) == ZF_OK && chunk_ok(a, 0, 1000), "first get");
     CHECK(zf_cache_get(c, 1, 0, BYTES(&s), load, &s, &b) == ZF_OK && b == a, "hit returns the same entry");
     CHECK(s.loads == 1, "one load for two gets, got %d", s.loads);
-    zf_chunk *other;
+    zf_chunk *other = NULL;
     CHECK(zf_cache_get(c, 2, 0, BYTES(&s), load, &s, &other) == ZF_OK && other != a,
           "another owner is another key");
     CHECK(zf_cache_get(c, 1, 3, BYTES(&s), load, &s, &e) == ZF_ECORRUPT, "a failing load fails");
+    CHECK(e == NULL, "a failed get hands out no chunk");
     CHECK(zf_cache_get(c, 1, 3, BYTES(&s), load, &s, &e) == ZF_ECORRUPT && s.loads == 4,
           "the error is not cached: loaded again (%d loads)", s.loads);
+    CHECK(e == NULL, "a failed get hands out no chunk");
     zf_cache_put(c, a);
     zf_cache_put(c, b);
     zf_cache_put(c, other);
@@ -112,7 +114,7 @@ static void test_bound_and_reuse(void)
     source s;
     source_init(&s, c, n);
     for (uint64_t k = 0; k < 20; k++) {
-        zf_chunk *ch;
+        zf_chunk *ch = NULL;
         CHECK(zf_cache_get(c, 7, k, BYTES(&s), load, &s, &ch) == ZF_OK && chunk_ok(ch, k, n), "chunk %llu",
               (unsigned long long)k);
         zf_cache_put(c, ch);
@@ -123,15 +125,15 @@ static void test_bound_and_reuse(void)
     CHECK(!zf_cache_room(c, 4 * MIB), "the cache is full");
     /* the most recent chunks are still there, the first ones are not */
     int before = s.loads;
-    zf_chunk *ch;
-    CHECK(zf_cache_get(c, 7, 19, BYTES(&s), load, &s, &ch) == ZF_OK && s.loads == before, "19 is cached");
-    zf_cache_put(c, ch);
-    CHECK(zf_cache_get(c, 7, 0, BYTES(&s), load, &s, &ch) == ZF_OK && s.loads == before + 1 &&
-              chunk_ok(ch, 0, n), "0 was evicted and loads again");
-    zf_cache_put(c, ch);
+    zf_chunk *last = NULL, *first = NULL;
+    CHECK(zf_cache_get(c, 7, 19, BYTES(&s), load, &s, &last) == ZF_OK && s.loads == before, "19 is cached");
+    zf_cache_put(c, last);
+    CHECK(zf_cache_get(c, 7, 0, BYTES(&s), load, &s, &first) == ZF_OK && s.loads == before + 1 &&
+              chunk_ok(first, 0, n), "0 was evicted and loads again");
+    zf_cache_put(c, first);
 
     /* held entries may exceed the capacity until they are put */
-    zf_chunk *held[6];
+    zf_chunk *held[6] = {NULL};
     for (uint64_t k = 0; k < 6; k++)
         CHECK(zf_cache_get(c, 8, k, BYTES(&s), load, &s, &held[k]) == ZF_OK && chunk_ok(held[k], k, n),
               "held chunk %llu", (unsigned long long)k);
@@ -147,38 +149,66 @@ static void test_bound_and_reuse(void)
 typedef struct racer {
     zf_cache *c;
     source *s;
-    int ok;
+    uint64_t index;
+    int rc;          /* what zf_cache_get returned */
+    int ok;          /* got chunk `index` intact */
+    zf_chunk *ch;    /* what it left in *out (NULL before the call) */
 } racer;
 
+/* one caller: get chunk r->index, check it, give it back if it was got */
 static void *race(void *arg)
 {
     racer *r = arg;
-    zf_chunk *ch;
-    r->ok = zf_cache_get(r->c, 1, 5, BYTES(r->s), load, r->s, &ch) == ZF_OK && chunk_ok(ch, 5, r->s->n);
-    zf_cache_put(r->c, ch);
+    r->ch = NULL;
+    r->rc = zf_cache_get(r->c, 1, r->index, BYTES(r->s), load, r->s, &r->ch);
+    if (r->rc == ZF_OK) {
+        r->ok = chunk_ok(r->ch, r->index, r->s->n);
+        zf_cache_put(r->c, r->ch);
+    }
     return NULL;
 }
 
-/* concurrent misses of one key: one load, all callers get the chunk */
+/* 8 concurrent misses of chunk `index` (50 ms loads); fills r[] */
+static void race8(zf_cache *c, source *s, uint64_t index, racer r[8])
+{
+    pthread_t t[8];
+    int started[8];
+    for (int i = 0; i < 8; i++) {
+        r[i] = (racer){c, s, index, 0, 0, NULL};
+        started[i] = pthread_create(&t[i], NULL, race, &r[i]) == 0;
+        CHECK(started[i], "thread %d starts", i);
+    }
+    for (int i = 0; i < 8; i++)
+        if (started[i])
+            pthread_join(t[i], NULL);
+}
+
+/* concurrent misses of one key: one load, all callers get the chunk; when
+ * that load fails, all of them get its error and no chunk */
 static void test_single_flight(void)
 {
     zf_cache *c = zf_cache_new(16 * MIB);
     source s;
     source_init(&s, c, 4096);
     s.delay_ms = 50;
-    pthread_t t[8];
+    s.bad = 6;
     racer r[8];
-    for (int i = 0; i < 8; i++) {
-        r[i] = (racer){c, &s, 0};
-        pthread_create(&t[i], NULL, race, &r[i]);
-    }
+    race8(c, &s, 5, r);
     int ok = 0;
-    for (int i = 0; i < 8; i++) {
-        pthread_join(t[i], NULL);
-        ok += r[i].ok;
-    }
+    for (int i = 0; i < 8; i++)
+        ok += r[i].rc == ZF_OK && r[i].ok;
     CHECK(ok == 8, "all 8 callers got the chunk (%d)", ok);
     CHECK(s.loads == 1, "one load for 8 concurrent misses, got %d", s.loads);
+
+    race8(c, &s, 6, r);
+    int failed = 0, handed = 0;
+    for (int i = 0; i < 8; i++) {
+        failed += r[i].rc == ZF_ECORRUPT;
+        handed += r[i].ch != NULL;
+    }
+    CHECK(failed == 8, "all 8 callers got the load's error (%d)", failed);
+    CHECK(handed == 0, "a failed get hands out no chunk (%d did)", handed);
+    CHECK(s.loads == 2, "one load for 8 concurrent failing misses, got %d", s.loads - 1);
     zf_cache_free(c);
     pthread_mutex_destroy(&s.mu);
 }
@@ -191,7 +221,7 @@ static void test_prefetch(void)
     source_init(&s, c, 1024);
     CHECK(zf_cache_start_prefetch(c, 2) == ZF_OK, "prefetch threads start");
     zf_cache_prefetch(c, 3, 9, 1024 * 8, load, &s);
-    zf_chunk *ch;
+    zf_chunk *ch = NULL;
     CHECK(zf_cache_get(c, 3, 9, BYTES(&s), load, &s, &ch) == ZF_OK && chunk_ok(ch, 9, 1024), "get 9");
     zf_cache_put(c, ch);
     CHECK(s.loads == 1, "loaded once (prefetch or get, not both): %d", s.loads);
@@ -248,6 +278,5 @@ int main(void)
     test_single_flight();
     test_prefetch();
     test_pool();
-    printf("test_cache: %d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    return check_summary("test_cache");
 }

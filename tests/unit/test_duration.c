@@ -17,23 +17,12 @@
 #include "text/duration_impl.h" /* zf_fmt_simd */
 #include "base/err.h"
 
+/* a broken formatter fails thousands of golden lines: print the first 50 */
+#define CHECK_PRINT_MAX 50
+#include "check.h"
+
 #define BUFCAP 512
 #define FILL 0x5a
-
-static long g_checks, g_fails;
-
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        g_checks++;                                        \
-        if (!(cond)) {                                     \
-            g_fails++;                                     \
-            if (g_fails <= 50) {                           \
-                fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);              \
-                fputc('\n', stderr);                       \
-            }                                              \
-        }                                                  \
-    } while (0)
 
 /* Format v with f into buf (pre-filled); check length, bound and overrun. */
 static size_t fmt_checked(const zf_fmt *f, int64_t v, char *buf, const char *where)
@@ -78,11 +67,9 @@ static int parse_line(char *line, zf_unit *u, uint32_t *scale, int64_t *v, char 
 static long run_file(zf_format format, const char *path, int dump)
 {
     FILE *fp = fopen(path, "r");
-    if (!fp) {
-        fprintf(stderr, "cannot open %s\n", path);
-        g_fails++;
+    CHECK(fp, "cannot open %s", path);
+    if (!fp)
         return -1;
-    }
     char line[1024], buf[BUFCAP], where[1100];
     long lines = 0;
     while (fgets(line, sizeof line, fp)) {
@@ -375,12 +362,6 @@ static double bench_one(zf_format fm, zf_unit u, const int64_t *vals, long n, in
     return n / dt / 1e6;
 }
 
-static int summary(void)
-{
-    printf("%ld checks, %ld failures\n", g_checks, g_fails);
-    return g_fails ? 1 : 0;
-}
-
 /* The snprintf way to str(pandas.Timedelta(v, "ns")): the reference speed. */
 static int snprintf_pandas_ns(int64_t v, char *out, size_t cap)
 {
@@ -444,7 +425,7 @@ static int bench(long n)
     printf("  pandas/ns, < 1 day, whole us: %.1f\n",
            bench_one(ZF_FORMAT_PANDAS, ZF_UNIT_ns, vals, n, 0));
     free(vals);
-    return summary();
+    return check_summary("test_duration");
 }
 
 int main(int argc, char **argv)
@@ -456,7 +437,7 @@ int main(int argc, char **argv)
         if (zf_format_parse(argv[2], &fm) != 0)
             return 2;
         run_file(fm, argv[3], 1);
-        return g_fails ? 1 : 0;
+        return failures ? 1 : 0;
     }
     if (argc == 3) {
         if (zf_format_parse(argv[1], &fm) != 0) {
@@ -465,7 +446,7 @@ int main(int argc, char **argv)
         }
         long n = run_file(fm, argv[2], 0);
         printf("%s: %ld lines\n", argv[2], n);
-        return summary();
+        return check_summary("test_duration");
     }
     if (argc != 1) {
         fprintf(stderr, "usage: %s [FORMAT FILE | --dump FORMAT FILE | --bench [N]]\n", argv[0]);
@@ -484,5 +465,5 @@ int main(int argc, char **argv)
     test_bounds();
     test_runs();
     test_vector_runs();
-    return summary();
+    return check_summary("test_duration");
 }

@@ -2,7 +2,10 @@
  *
  * Every file in golden/meta/ (v3 *.json; v2 *.zarray with an optional *.zattrs
  * beside it) is parsed and summarised in one line; the summaries must equal
- * the hand-written lines of golden/meta/expected.txt ("FILE: SUMMARY"). */
+ * the hand-written lines of golden/meta/expected.txt ("FILE: SUMMARY").  A
+ * rejected input summarises as "error CLASS: REASON", the parser's one-line
+ * reason, compared whole (as jq's %%FAIL tests compare the message): an input
+ * rejected for another reason, or with no reason, fails. */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,20 +14,28 @@
 #include "base/err.h"
 #include "zarr/meta.h"
 
+#include "check.h"
+
 #define DIR_PATH "golden/meta/"
 
+/* the file at path (its first 1 MiB), NUL-terminated; NULL if unreadable */
 static char *slurp(const char *path, size_t *n)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
     char *buf = malloc(1 << 20);
+    if (!buf) {
+        fclose(f);
+        return NULL;
+    }
     *n = fread(buf, 1, (1 << 20) - 1, f);
     buf[*n] = '\0';
     fclose(f);
     return buf;
 }
 
+/* "[a,b,...]" of n dimensions */
 static void dims(char *out, size_t cap, unsigned n, const uint64_t *v)
 {
     size_t len = (size_t)snprintf(out, cap, "[");
@@ -33,10 +44,12 @@ static void dims(char *out, size_t cap, unsigned n, const uint64_t *v)
     snprintf(out + len, cap - len, "]");
 }
 
-static void summarise(int rc, zf_node_kind kind, const zf_meta *m, char *out, size_t cap)
+/* the one-line summary of a parse: its result, or "error CLASS: REASON" */
+static void summarise(int rc, const char *why, zf_node_kind kind, const zf_meta *m, char *out,
+                      size_t cap)
 {
     if (rc) {
-        snprintf(out, cap, "error %s", zf_strerror(rc));
+        snprintf(out, cap, "error %s: %s", zf_strerror(rc), *why ? why : "(no reason given)");
         return;
     }
     if (kind != ZF_KIND_TIMEDELTA) {
@@ -67,9 +80,13 @@ static void run_one(const char *name, char *out, size_t cap)
     size_t n = 0, an = 0;
     snprintf(path, sizeof path, DIR_PATH "%s", name);
     char *doc = slurp(path, &n), *attrs = NULL;
+    if (!doc) {
+        snprintf(out, cap, "cannot read %s", path);
+        return;
+    }
     zf_node_kind kind = ZF_KIND_OTHER_ARRAY;
     zf_meta m;
-    char err[256];
+    char err[256] = "";
     int rc;
     if (strstr(name, ".zarray")) {
         snprintf(path + strlen(path) - 7, 8, ".zattrs");
@@ -78,48 +95,66 @@ static void run_one(const char *name, char *out, size_t cap)
     } else {
         rc = zf_meta_parse_v3(doc, n, &kind, &m, err, sizeof err);
     }
-    summarise(rc, kind, &m, out, cap);
+    summarise(rc, err, kind, &m, out, cap);
     if (rc == ZF_OK)
         zf_meta_clear(&m);
     free(doc);
     free(attrs);
 }
 
+/* is name a golden input (not expected.txt, not a .zattrs beside a .zarray)? */
+static int is_input(const char *name)
+{
+    return strstr(name, ".json") || strstr(name, ".zarray");
+}
+
+/* does text hold a line "name: ..."? */
+static int has_line(const char *text, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+        if (!strncmp(l, name, len) && !strncmp(l + len, ": ", 2))
+            return 1;
+    return 0;
+}
+
 int main(void)
 {
     size_t n;
     char *expected = slurp(DIR_PATH "expected.txt", &n);
-    if (!expected) {
-        fprintf(stderr, "cannot read " DIR_PATH "expected.txt\n");
-        return 1;
+    CHECK(expected, "cannot read " DIR_PATH "expected.txt");
+    if (!expected)
+        return check_summary("test_meta");
+    char *lines = strdup(expected);
+    CHECK(lines, "out of memory");
+    if (!lines) {
+        free(expected);
+        return check_summary("test_meta");
     }
-    int failed = 0, total = 0;
-    for (char *save = NULL, *line = strtok_r(expected, "\n", &save); line;
+    int cases = 0;
+    for (char *save = NULL, *line = strtok_r(lines, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
+        if (*line == '#')
+            continue;
         char *sep = strstr(line, ": ");
-        if (!sep || *line == '#')
+        CHECK(sep, "malformed line \"%s\" (not \"FILE: SUMMARY\")", line);
+        if (!sep)
             continue;
         *sep = '\0';
         char got[1024];
         run_one(line, got, sizeof got);
-        total++;
-        if (strcmp(got, sep + 2)) {
-            failed++;
-            printf("FAIL %s\n  expected: %s\n  got:      %s\n", line, sep + 2, got);
-        }
+        cases++;
+        CHECK(!strcmp(got, sep + 2), "%s\n  expected: %s\n  got:      %s", line, sep + 2, got);
     }
-    /* every golden input must have an expected line */
-    int inputs = 0;
     DIR *d = opendir(DIR_PATH);
+    CHECK(d, "cannot list " DIR_PATH);
     for (struct dirent *e; d && (e = readdir(d));)
-        inputs += strstr(e->d_name, ".json") || strstr(e->d_name, ".zarray");
+        if (is_input(e->d_name))
+            CHECK(has_line(expected, e->d_name), "golden input %s has no expected line", e->d_name);
     if (d)
         closedir(d);
-    if (inputs != total) {
-        printf("FAIL %d golden inputs but %d expected lines\n", inputs, total);
-        failed++;
-    }
+    free(lines);
     free(expected);
-    printf("test_meta: %d cases, %d failed\n", total, failed);
-    return failed ? 1 : 0;
+    printf("test_meta: %d cases\n", cases);
+    return check_summary("test_meta");
 }
