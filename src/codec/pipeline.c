@@ -17,6 +17,7 @@ struct zf_pipeline {
     unsigned perm[ZF_MAX_DIMS];  /* decoded axis i is logical axis perm[i] */
     int transposed;              /* perm is not the identity */
     int big_endian;
+    zf_elem elem;                /* the decoded element type */
     unsigned esize;              /* bytes per element: 1, 2, 4 or 8 */
     uint64_t elems;
     size_t nbytes;               /* elems * esize */
@@ -31,10 +32,12 @@ struct zf_pipeline {
     uint8_t fill[8];             /* element of empty inner chunks (esize bytes) */
 };
 
-static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, unsigned esize, char *err,
+static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, zf_elem elem, char *err,
                                  size_t errcap)
 {
-    if (esize != 1 && esize != 2 && esize != 4 && esize != 8) {
+    unsigned esize = elem.size;
+    if ((esize != 1 && esize != 2 && esize != 4 && esize != 8) ||
+        (elem.kind == ZF_ELEM_FLOAT && esize < 4)) {
         snprintf(err, errcap, "elements of %u bytes are not supported", esize);
         return NULL;
     }
@@ -44,6 +47,7 @@ static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, unsigned 
         return NULL;
     }
     p->ndim = ndim;
+    p->elem = elem;
     p->esize = esize;
     p->elems = 1;
     for (unsigned i = 0; i < ndim; i++) {
@@ -81,9 +85,9 @@ uint64_t zf_pipeline_chunk_elems(const zf_pipeline *p)
     return p->elems;
 }
 
-unsigned zf_pipeline_elem_size(const zf_pipeline *p)
+zf_elem zf_pipeline_elem(const zf_pipeline *p)
 {
-    return p->esize;
+    return p->elem;
 }
 
 /* most bytes the bytes->bytes stages may produce: the chunk, or a whole shard */
@@ -212,9 +216,10 @@ static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t e
     }
     p->index_at_start = loc && !strcmp(loc->valuestring, "start");
     if ((rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "codecs"), p->ndim,
-                                  p->inner_shape, p->esize, &p->inner, err, errcap)) ||
+                                  p->inner_shape, p->elem, &p->inner, err, errcap)) ||
         (rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "index_codecs"),
-                                  p->ndim + 1, grid, 8, &p->index, err, errcap)))
+                                  p->ndim + 1, grid, (zf_elem){ZF_ELEM_UINT, 8}, &p->index, err,
+                                  errcap)))
         return rc;
     p->index_bytes = p->index->nbytes;
     for (unsigned i = 0; i < p->index->ncodecs; i++) {
@@ -265,13 +270,13 @@ static int add_v3_entry(zf_pipeline *p, const cJSON *entry, int *stage, char *er
 }
 
 int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chunk_shape,
-                        unsigned elem_size, zf_pipeline **out, char *err, size_t errcap)
+                        zf_elem elem, zf_pipeline **out, char *err, size_t errcap)
 {
     if (!cJSON_IsArray(codecs) || cJSON_GetArraySize(codecs) == 0) {
         snprintf(err, errcap, "\"codecs\" must be a non-empty array");
         return ZF_ECORRUPT;
     }
-    zf_pipeline *p = pipeline_new(ndim, chunk_shape, elem_size, err, errcap);
+    zf_pipeline *p = pipeline_new(ndim, chunk_shape, elem, err, errcap);
     if (!p)
         return ZF_EUNSUPPORTED;
     int stage = 0, rc = ZF_OK;
@@ -291,7 +296,7 @@ int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chun
 
 int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_endian,
                         char order, unsigned ndim, const uint64_t *chunk_shape,
-                        unsigned elem_size, zf_pipeline **out, char *err, size_t errcap)
+                        zf_elem elem, zf_pipeline **out, char *err, size_t errcap)
 {
     if (filters && !cJSON_IsNull(filters) &&
         !(cJSON_IsArray(filters) && cJSON_GetArraySize(filters) == 0)) {
@@ -300,10 +305,10 @@ int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_e
         snprintf(err, errcap, "unsupported filter \"%s\"", cJSON_IsString(id) ? id->valuestring : "?");
         return ZF_EUNSUPPORTED;
     }
-    zf_pipeline *p = pipeline_new(ndim, chunk_shape, elem_size, err, errcap);
+    zf_pipeline *p = pipeline_new(ndim, chunk_shape, elem, err, errcap);
     if (!p)
         return ZF_EUNSUPPORTED;
-    p->big_endian = big_endian && elem_size > 1;
+    p->big_endian = big_endian && elem.size > 1;
     if (order == 'F') {
         for (unsigned i = 0; i < ndim; i++)
             p->perm[i] = ndim - 1 - i;

@@ -23,18 +23,29 @@
 /* Most inner chunks per shard (its index is 16 bytes per inner chunk). */
 #define ZF_MAX_SHARD_CHUNKS (UINT64_C(1) << 24)
 
+/* What one stored element is: a signed or unsigned integer of 1, 2, 4 or 8
+ * bytes, or an IEEE float of 4 or 8. */
+typedef enum zf_elem_kind { ZF_ELEM_INT, ZF_ELEM_UINT, ZF_ELEM_FLOAT } zf_elem_kind;
+typedef struct zf_elem {
+    zf_elem_kind kind;
+    unsigned size;
+} zf_elem;
+
+/* The elements of timedelta64 (and datetime64) data types: int64 ticks. */
+#define ZF_ELEM_INT64 ((zf_elem){ZF_ELEM_INT, 8})
+
 typedef struct zf_pipeline zf_pipeline;
 
 /* Build from a v3 "codecs" array for chunks of the given shape.  *out owns a
  * new pipeline.  ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason in err. */
 int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chunk_shape,
-                        unsigned elem_size, zf_pipeline **out, char *err, size_t errcap);
+                        zf_elem elem, zf_pipeline **out, char *err, size_t errcap);
 
 /* Build from v2 metadata: compressor (object or null), filters (null or []),
  * byte order, memory order ('C' or 'F') and element size, as above. */
 int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_endian,
                         char order, unsigned ndim, const uint64_t *chunk_shape,
-                        unsigned elem_size, zf_pipeline **out, char *err, size_t errcap);
+                        zf_elem elem, zf_pipeline **out, char *err, size_t errcap);
 
 /* Free a pipeline; NULL is allowed. */
 void zf_pipeline_free(zf_pipeline *p);
@@ -42,19 +53,19 @@ void zf_pipeline_free(zf_pipeline *p);
 /* Number of elements in one decoded chunk. */
 uint64_t zf_pipeline_chunk_elems(const zf_pipeline *p);
 
-/* Bytes per decoded element (1, 2, 4 or 8). */
-unsigned zf_pipeline_elem_size(const zf_pipeline *p);
+/* The decoded element type (the array's data type). */
+zf_elem zf_pipeline_elem(const zf_pipeline *p);
 
 /* Largest encoded chunk this pipeline can legitimately receive, in bytes. */
 size_t zf_pipeline_max_encoded(const zf_pipeline *p);
 
 /* Decode n encoded bytes into out (caller-owned, zf_pipeline_chunk_elems x
- * zf_pipeline_elem_size bytes, suitably aligned for the element width).
+ * zf_pipeline_elem(p).size bytes, suitably aligned for the element width).
  * ZF_ECORRUPT with a reason in err on damaged input. */
 int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, void *out,
                        char *err, size_t errcap);
 
-/* Set the element of empty inner chunks (the array's fill value, elem_size
+/* Set the element of empty inner chunks (the array's fill value, elem.size
  * bytes in the machine's byte order, copied). */
 void zf_pipeline_set_fill(zf_pipeline *p, const void *fill);
 

@@ -206,7 +206,7 @@ static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta
     if (attrs && !cJSON_IsObject(attrs))
         return ERR(ZF_ECORRUPT, "\"attributes\" is not an object");
     return zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(root, "codecs"), m->ndim, m->chunks,
-                               m->elem_size, &m->pipeline, err, errcap);
+                               m->elem, &m->pipeline, err, errcap);
 }
 
 /* is the v3 data_type numpy.timedelta64?  (1 yes, 0 another type, <0 error) */
@@ -249,7 +249,7 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
                      size_t errcap)
 {
     memset(out, 0, sizeof *out);
-    out->elem_size = 8;
+    out->elem = ZF_ELEM_INT64;
     cJSON *root = cJSON_ParseWithLength(text, n);
     if (!root)
         return ERR(ZF_ECORRUPT, "invalid JSON");
@@ -360,7 +360,7 @@ static int parse_v2_array(const char *text, size_t n, const cJSON *root, int big
     if (!comp)
         return ERR(ZF_ECORRUPT, "no \"compressor\"");
     return zf_pipeline_from_v2(comp, cJSON_GetObjectItemCaseSensitive(root, "filters"), big,
-                               order->valuestring[0], m->ndim, m->chunks, m->elem_size, &m->pipeline,
+                               order->valuestring[0], m->ndim, m->chunks, m->elem, &m->pipeline,
                                err, errcap);
 }
 
@@ -368,7 +368,7 @@ int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t at
                      zf_node_kind *kind, zf_meta *out, char *err, size_t errcap)
 {
     memset(out, 0, sizeof *out);
-    out->elem_size = 8;
+    out->elem = ZF_ELEM_INT64;
     out->zarr_format = 2;
     *kind = ZF_KIND_OTHER_ARRAY;
     cJSON *root = cJSON_ParseWithLength(zarray, n);

@@ -27,7 +27,7 @@ typedef struct zf_meta {
     uint64_t read_chunks[ZF_MAX_DIMS]; /* smallest decodable unit: the innermost
                                           chunk shape when sharded, else chunks */
     uint64_t nelems;                /* product of shape */
-    unsigned elem_size;             /* bytes per stored element (8: int64 ticks) */
+    zf_elem elem;                   /* the stored element type (int64 ticks) */
     zf_unit unit;
     uint32_t scale;
     int64_t fill;                   /* ZF_NAT for NaT */

@@ -95,11 +95,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         int rc;
         if (s->v2) {
             cJSON *filters = cJSON_CreateNull();
-            rc = zf_pipeline_from_v2(j, filters, s->big, s->order, s->ndim, s->shape, 8, &pipes[i],
+            rc = zf_pipeline_from_v2(j, filters, s->big, s->order, s->ndim, s->shape, ZF_ELEM_INT64, &pipes[i],
                                      err, sizeof err);
             cJSON_Delete(filters);
         } else {
-            rc = zf_pipeline_from_v3(j, s->ndim, s->shape, 8, &pipes[i], err, sizeof err);
+            rc = zf_pipeline_from_v3(j, s->ndim, s->shape, ZF_ELEM_INT64, &pipes[i], err, sizeof err);
         }
         if (rc) {
             fprintf(stderr, "fuzz_pipeline: cannot build \"%s\": %s\n", s->name, err);

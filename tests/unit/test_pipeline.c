@@ -88,7 +88,7 @@ static zf_pipeline *v3(const char *json, unsigned esize, char *err, size_t errca
     static const uint64_t shape[3] = {D0, D1, D2};
     cJSON *j = cJSON_Parse(json);
     zf_pipeline *p = NULL;
-    int rc = zf_pipeline_from_v3(j, 3, shape, esize, &p, err, errcap);
+    int rc = zf_pipeline_from_v3(j, 3, shape, (zf_elem){ZF_ELEM_UINT, esize}, &p, err, errcap);
     cJSON_Delete(j);
     return rc ? NULL : p;
 }
@@ -98,7 +98,7 @@ static int decode(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t **o
 {
     uint8_t *copy = malloc(n ? n : 1);
     memcpy(copy, in, n);
-    *out = malloc((size_t)N * zf_pipeline_elem_size(p));
+    *out = malloc((size_t)N * zf_pipeline_elem(p).size);
     int rc = zf_pipeline_decode(p, copy, n, *out, err, 256);
     free(copy);
     return rc;
@@ -113,7 +113,7 @@ static void test_bytes(unsigned esize, int big)
     CHECK(p, "esize %u: %s", esize, err);
     if (!p)
         return;
-    CHECK(zf_pipeline_elem_size(p) == esize, "elem size %u", zf_pipeline_elem_size(p));
+    CHECK(zf_pipeline_elem(p).size == esize, "elem size %u", zf_pipeline_elem(p).size);
     static const unsigned c_order[3] = {0, 1, 2};
     uint8_t *in = encode(c_order, esize, big), *out = NULL;
     int rc = decode(p, in, (size_t)N * esize, &out, err);
@@ -153,7 +153,8 @@ static void test_v2_order_f(unsigned esize)
     static const uint64_t shape[3] = {D0, D1, D2};
     char err[256] = "";
     zf_pipeline *p = NULL;
-    int rc = zf_pipeline_from_v2(NULL, NULL, 1, 'F', 3, shape, esize, &p, err, sizeof err);
+    int rc = zf_pipeline_from_v2(NULL, NULL, 1, 'F', 3, shape, (zf_elem){ZF_ELEM_UINT, esize}, &p, err,
+                                 sizeof err);
     CHECK(rc == ZF_OK, "v2 F esize %u: %s", esize, err);
     if (rc)
         return;
@@ -232,6 +233,5 @@ int main(void)
         test_shard_fill(sizes[s]);
     }
     test_bad_sizes();
-    printf("test_pipeline: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    return check_summary("test_pipeline");
 }
