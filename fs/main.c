@@ -99,6 +99,13 @@ static int fail(const char *msg, const char *arg)
     return 1;
 }
 
+/* as fail, with the reason err (an errno value) after arg */
+static int fail_errno(const char *msg, const char *arg, int err)
+{
+    fprintf(stderr, "zarrfs: %s: %s: %s\n", msg, arg, strerror(err));
+    return 1;
+}
+
 /* background decoders for sequential readers: one per CPU, at most 4 */
 static unsigned prefetch_threads(void)
 {
@@ -168,7 +175,11 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
     if (rc)
         return fail(rc == ZF_ENOTFOUND ? "store not found or not a directory" : "cannot open store", c->store);
     struct stat st;
-    fstatat(AT_FDCWD, c->store, &st, 0);
+    if (fstatat(AT_FDCWD, c->store, &st, 0) != 0) {
+        rc = fail_errno("cannot stat store", c->store, errno);
+        zf_store_close(store);
+        return rc;
+    }
     zf_cache *cache = zf_cache_new(cache_bytes);
     if (!cache || (rc = zf_tree_build(store, cache, &lo, &tree))) {
         /* invalid root metadata was already reported on its own line */
