@@ -106,6 +106,22 @@ static int fail_errno(const char *msg, const char *arg, int err)
     return 1;
 }
 
+/* refuse a MOUNTPOINT that is not a directory (the view's root is one); a
+ * /dev/fd/N given by a mount helper is libfuse's to check */
+static int check_mountpoint(const char *mnt)
+{
+    unsigned fd;
+    int end = 0;
+    if (sscanf(mnt, "/dev/fd/%u%n", &fd, &end) == 1 && mnt[end] == '\0')
+        return 0;
+    struct stat st;
+    if (stat(mnt, &st) != 0)
+        return fail_errno("cannot use mountpoint", mnt, errno);
+    if (!S_ISDIR(st.st_mode))
+        return fail("mountpoint is not a directory", mnt);
+    return 0;
+}
+
 /* background decoders for sequential readers: one per CPU, at most 4 */
 static unsigned prefetch_threads(void)
 {
@@ -169,6 +185,8 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
     if (strlen(lo.nat) > ZF_NAT_MAX)
         return fail("nat text is too long", NULL);
+    if (check_mountpoint(o->mountpoint))
+        return 1;
     zf_store *store = NULL;
     zf_tree *tree = NULL;
     int rc = zf_store_open(c->store, c->follow_symlinks, &store);

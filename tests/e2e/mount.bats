@@ -113,6 +113,28 @@ EOF
     "$cc" -shared -fPIC -O1 -o "$1/shim.so" "$1/shim.c" -ldl || fail "cannot build the preload shim"
 }
 
+@test "mount: a regular file as MOUNTPOINT is refused: exit 1, one line, nothing mounted" {
+    zf_mktemp d
+    d=$(realpath "$d")
+    mk_store "$d/s.zarr"
+    echo "keep me" >"$d/file"
+    try_start "$d/s.zarr" "$d/file"
+    expect_one_line_exit1 "a regular file"
+    assert_equal "$(cat "$TRY_ERR")" "zarrfs: mountpoint is not a directory: $d/file"
+    assert_equal "$(cat "$d/file")" "keep me"
+}
+
+@test "mount: a symlink to a regular file as MOUNTPOINT is refused too" {
+    zf_mktemp d
+    d=$(realpath "$d")
+    mk_store "$d/s.zarr"
+    : >"$d/file"
+    ln -s file "$d/link"
+    try_start "$d/s.zarr" "$d/link"
+    expect_one_line_exit1 "a symlink to a regular file"
+    assert_equal "$(cat "$TRY_ERR")" "zarrfs: mountpoint is not a directory: $d/file"
+}
+
 @test "mount: a store that cannot be stat'ed after opening fails: exit 1, one line" {
     zf_mktemp d
     d=$(realpath "$d")
