@@ -23,7 +23,11 @@ typedef struct cli {
     int no_index_cache;
     double timeout;
     int nonopts;
+    int has_fsname;  /* -o fsname= given: the mount table shows it instead of STORE */
+    int has_subtype; /* -o subtype= given */
 } cli;
+
+enum { KEY_FSNAME, KEY_SUBTYPE };
 
 #define OPT(t, f, v) {t, offsetof(cli, f), v}
 static const struct fuse_opt cli_spec[] = {
@@ -34,6 +38,8 @@ static const struct fuse_opt cli_spec[] = {
     OPT("follow_symlinks", follow_symlinks, 1),
     OPT("no_index_cache", no_index_cache, 1),
     OPT("timeout=%lf", timeout, 0),
+    FUSE_OPT_KEY("fsname=", KEY_FSNAME),   /* noted, and kept for libfuse */
+    FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
     FUSE_OPT_END
 };
 
@@ -41,6 +47,10 @@ static const struct fuse_opt cli_spec[] = {
 static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 {
     cli *c = data;
+    if (key == KEY_FSNAME)
+        c->has_fsname = 1;
+    if (key == KEY_SUBTYPE)
+        c->has_subtype = 1;
     if (key != FUSE_OPT_KEY_NONOPT)
         return 1;
     if (c->nonopts++ == 0) {
@@ -120,6 +130,38 @@ static int check_mountpoint(const char *mnt)
     if (!S_ISDIR(st.st_mode))
         return fail("mountpoint is not a directory", mnt);
     return 0;
+}
+
+/* "-oNAME=VALUE" with VALUE escaped for libfuse's option parser (a backslash
+ * before every ',' and '\\'); NULL when out of memory */
+static char *escaped_opt(const char *name, const char *value)
+{
+    char *s = malloc(strlen(name) + 2 * strlen(value) + 4);
+    if (!s)
+        return NULL;
+    char *o = s + sprintf(s, "-o%s=", name);
+    for (const char *p = value; *p; p++) {
+        if (*p == ',' || *p == '\\')
+            *o++ = '\\';
+        *o++ = *p;
+    }
+    *o = '\0';
+    return s;
+}
+
+/* our mount options: read-only, and the mount table shows the store's
+ * resolved path as the source and type fuse.zarrfs, unless given otherwise */
+static int add_mount_opts(struct fuse_args *args, const cli *c, const char *store_path)
+{
+    if (fuse_opt_add_arg(args, "-oro,default_permissions") != 0 ||
+        (!c->has_subtype && fuse_opt_add_arg(args, "-osubtype=zarrfs") != 0))
+        return -ENOMEM;
+    if (c->has_fsname)
+        return 0;
+    char *fsname = escaped_opt("fsname", store_path);
+    int rc = fsname && fuse_opt_add_arg(args, fsname) == 0 ? 0 : -ENOMEM;
+    free(fsname);
+    return rc;
 }
 
 /* background decoders for sequential readers: one per CPU, at most 4 */
@@ -212,7 +254,10 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
                 .uid = getuid(), .gid = getgid(), .mtime = st.st_mtim,
                 .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(read_ahead >> 10),
                 .read_ahead_asked = c->read_ahead != NULL};
-    if (zf_gen_start(&fs, tree) != 0) {
+    if (add_mount_opts(args, c, zf_store_path(store)) != 0) {
+        zf_tree_free(tree);
+        rc = fail("out of memory", NULL);
+    } else if (zf_gen_start(&fs, tree) != 0) {
         zf_tree_free(tree);
         rc = fail("out of memory", NULL);
     } else {
@@ -248,7 +293,6 @@ int main(int argc, char **argv)
     } else if (!c.store || !o.mountpoint) {
         fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT (see --help)\n", argv[0]);
     } else {
-        fuse_opt_add_arg(&args, "-oro,fsname=zarrfs,subtype=zarrfs,default_permissions");
         rc = run(&args, &o, &c);
     }
 out:

@@ -135,6 +135,59 @@ EOF
     assert_equal "$(cat "$TRY_ERR")" "zarrfs: mountpoint is not a directory: $d/file"
 }
 
+@test "mount: the mount table shows the store's absolute path as source, type fuse.zarrfs" {
+    zf_mktemp d
+    d=$(realpath "$d")
+    mk_store "$d/s.zarr"
+    cd "$d" # a relative STORE shows as its absolute path
+    zf_mount s.zarr
+    assert_equal "$(mountinfo_field "$ZF_MNT" 1)" "fuse.zarrfs"
+    assert_equal "$(mountinfo_field "$ZF_MNT" 2)" "$d/s.zarr"
+    run findmnt -n -o SOURCE,FSTYPE --mountpoint "$ZF_MNT"
+    assert_output "$d/s.zarr fuse.zarrfs"
+}
+
+@test "mount: a store path with commas, spaces and backslashes is the source, escaped only by the kernel" {
+    zf_mktemp d
+    d=$(realpath "$d")
+    local name='my store,v=2\x,ro.zarr'
+    mk_store "$d/$name"
+    ln -s "$name" "$d/link" # given through a symlink: the resolved path shows
+    zf_mount "$d/link"
+    assert_equal "$(mountinfo_field "$ZF_MNT" 1)" "fuse.zarrfs"
+    assert_equal "$(mountinfo_field "$ZF_MNT" 2)" "$(mangle "$d/$name")"
+    run zf_ls "$ZF_MNT"
+    assert_output "top.csv
+top.txt"
+    # no part of the path became a mount option
+    run awk -v m="$ZF_MNT" '$5 == m { print $NF }' /proc/self/mountinfo
+    refute_output --partial "v=2"
+    refute_output --partial "zarr"
+}
+
+@test "mount: two stores are told apart by the mount table" {
+    zf_mktemp d
+    d=$(realpath "$d")
+    mk_store "$d/one.zarr"
+    mk_store "$d/two.zarr"
+    zf_mount "$d/one.zarr"
+    local m1=$ZF_MNT
+    zf_mount "$d/two.zarr"
+    assert_equal "$(mountinfo_field "$m1" 2)" "$d/one.zarr"
+    assert_equal "$(mountinfo_field "$ZF_MNT" 2)" "$d/two.zarr"
+}
+
+@test "mount: -o fsname= and -o subtype= replace the source and the type" {
+    zf_mktemp d
+    mk_store "$d/s.zarr"
+    zf_mount "$d/s.zarr" -o fsname=my-data -o subtype=zdata
+    assert_equal "$(mountinfo_field "$ZF_MNT" 1)" "fuse.zdata"
+    assert_equal "$(mountinfo_field "$ZF_MNT" 2)" "my-data"
+    zf_mount "$d/s.zarr" -o 'ro,fsname=a\,b'
+    assert_equal "$(mountinfo_field "$ZF_MNT" 1)" "fuse.zarrfs"
+    assert_equal "$(mountinfo_field "$ZF_MNT" 2)" "a,b"
+}
+
 @test "mount: a store that cannot be stat'ed after opening fails: exit 1, one line" {
     zf_mktemp d
     d=$(realpath "$d")
