@@ -197,12 +197,12 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
                 rc = fuse_session_loop_mt(se, cfg);
                 fuse_loop_cfg_destroy(cfg);
             }
+            zf_gen_stop_notifier(fs); /* no notification may outlive the session's fd */
             fuse_session_unmount(se);
             rc = rc < 0 ? 1 : 0; /* a signal ends the loop normally */
         }
         fuse_remove_signal_handlers(se);
     }
-    zf_gen_stop_notifier(fs); /* no notification may outlive the session */
     fuse_session_destroy(se);
     return rc;
 }

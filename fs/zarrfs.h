@@ -8,11 +8,11 @@
 
 #include "tree/tree.h"
 
-/* One version of the tree.  Requests and open files hold references; the
- * tree is freed when the last reference goes. */
+/* One version of the tree.  The current-tree slot, requests and open files
+ * hold references; the tree is freed when the last reference goes. */
 typedef struct zf_gen {
     zf_tree *tree;
-    unsigned refs;
+    unsigned long refs;
     struct zf_gen *prev, *next; /* every live generation, for shutdown */
 } zf_gen;
 
@@ -26,37 +26,36 @@ typedef struct zf_fs {
     struct timespec mtime;   /* shown as every node's times */
     struct fuse_session *se;
     pthread_mutex_t mu;
-    pthread_cond_t wake;     /* for the notifier thread */
+    pthread_cond_t wake;     /* wakes the notifier thread to stop (CLOCK_MONOTONIC) */
     pthread_t notifier;
     int notifier_running;
     zf_gen *cur;             /* the current tree */
     zf_gen *live;            /* list of all generations not yet freed */
-    zf_gen *replaced;        /* a replaced tree the notifier has yet to invalidate */
     int stopping;
-    double checked;          /* monotonic time of the last check */
-    int checking;            /* a check is running */
-    uint64_t generation;     /* versions of the store seen so far, minus one */
+    uint64_t generation;     /* versions of the store seen so far, minus one (notifier only) */
     const char *mountpoint;  /* where we are mounted (absolute) */
     unsigned read_ahead_kb;  /* read-ahead window to set on the mount; 0: leave it */
     int read_ahead_asked;    /* given with -o read_ahead: say when it cannot be set */
     int read_ahead_tried;    /* the window was set (or failed) on a first open */
 } zf_fs;
 
-/* The current generation with one reference (re-checking the store first if
- * the timeout has passed).  Give it back with zf_gen_put. */
+/* The current generation with one reference; give it back with zf_gen_put.
+ * Never waits for a re-check of the store (the notifier thread does those). */
 zf_gen *zf_gen_get(zf_fs *fs);
 
 /* Drop a reference; the last one frees the generation's tree. */
 void zf_gen_put(zf_fs *fs, zf_gen *g);
 
-/* Make tree the first generation (fs takes ownership). */
+/* Make tree the first generation (fs takes ownership).  0 or -ENOMEM. */
 int zf_gen_start(zf_fs *fs, zf_tree *tree);
 
-/* Start the thread that invalidates the kernel's caches when the store
- * changes; call it after fuse_daemonize (threads do not survive its fork). */
+/* Start the thread that re-checks the store every timeout, swaps in a rebuilt
+ * tree and invalidates the kernel's caches; call it after fuse_daemonize
+ * (threads do not survive its fork).  0 or a negative errno. */
 int zf_gen_start_notifier(zf_fs *fs);
 
-/* Stop the notifier thread (before the session goes away). */
+/* Stop the notifier thread (before the session is unmounted); waits for a
+ * re-check in progress. */
 void zf_gen_stop_notifier(zf_fs *fs);
 
 /* Stop the notifier and free every generation at shutdown, including those
