@@ -1,7 +1,9 @@
 /* gen.c - tree generations.  The notifier thread re-checks the store every
  * timeout, off the request path, swaps in a rebuilt tree when the store
- * changed and tells the kernel to drop what it cached; a generation is freed
- * when nothing refers to it any more. */
+ * changed and tells the kernel to drop what it cached.  Every node number the
+ * kernel holds keeps resolving to the generation that gave it out until the
+ * kernel forgets it, so open files keep reading (and stat-ing) their own
+ * version; a generation is freed when nothing refers to it any more. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +91,66 @@ zf_gen *zf_gen_get(zf_fs *fs)
     return g;
 }
 
+const zf_node *zf_gen_node(zf_fs *fs, uint64_t ino, zf_gen **g)
+{
+    pthread_mutex_lock(&fs->mu);
+    zf_gen *r = fs->cur;
+    const zf_node *n = zf_tree_node(r->tree, ino);
+    const zf_ino_ent *e = n ? NULL : zf_inodes_find(&fs->inodes, ino);
+    if (e) {
+        r = e->gen;
+        n = zf_tree_node(r->tree, ino);
+    }
+    r->refs++;
+    pthread_mutex_unlock(&fs->mu);
+    *g = r;
+    return n;
+}
+
+/* make entry e resolve to g, moving its reference (lock held) */
+static void ent_move(zf_fs *fs, zf_ino_ent *e, zf_gen *g, zf_gen **dead)
+{
+    if (e->gen == g)
+        return;
+    g->refs++;
+    if (e->gen)
+        unref_locked(fs, e->gen, dead);
+    e->gen = g;
+}
+
+int zf_gen_remember(zf_fs *fs, zf_gen *g, uint64_t ino)
+{
+    zf_gen *dead = NULL;
+    pthread_mutex_lock(&fs->mu);
+    if (g != fs->cur && zf_tree_node(fs->cur->tree, ino))
+        g = fs->cur; /* swapped since g answered: a surviving directory pins the new tree */
+    zf_ino_ent *e = zf_inodes_find(&fs->inodes, ino);
+    int rc = e ? 0 : zf_inodes_add(&fs->inodes, ino, &e);
+    if (rc == 0) {
+        e->nlookup++;
+        ent_move(fs, e, g, &dead);
+    }
+    pthread_mutex_unlock(&fs->mu);
+    gens_free(dead);
+    return rc;
+}
+
+void zf_gen_forget(zf_fs *fs, uint64_t ino, uint64_t n)
+{
+    zf_gen *dead = NULL;
+    pthread_mutex_lock(&fs->mu);
+    zf_ino_ent *e = zf_inodes_find(&fs->inodes, ino);
+    if (e) {
+        e->nlookup -= n < e->nlookup ? n : e->nlookup;
+        if (e->nlookup == 0) {
+            unref_locked(fs, e->gen, &dead);
+            zf_inodes_remove(&fs->inodes, e);
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+    gens_free(dead);
+}
+
 /* tell the kernel to drop the entries and cached pages of every node of old */
 static void invalidate(zf_fs *fs, const zf_tree *t)
 {
@@ -100,6 +162,21 @@ static void invalidate(zf_fs *fs, const zf_tree *t)
             fuse_lowlevel_notify_inval_entry(fs->se, d->ino, c->name, strlen(c->name));
         }
     }
+}
+
+typedef struct rebase_ctx {
+    zf_fs *fs;
+    zf_gen *to;
+    zf_gen *dead;
+} rebase_ctx;
+
+/* a held number the new tree also has (a surviving directory) now means the
+ * new tree's node, so the old tree need not stay for it */
+static void rebase_one(zf_ino_ent *e, void *arg)
+{
+    rebase_ctx *c = arg;
+    if (e->gen != c->to && zf_tree_node(c->to->tree, e->ino))
+        ent_move(c->fs, e, c->to, &c->dead);
 }
 
 /* rebuild the tree; if the store changed, make the new tree current and
@@ -120,14 +197,18 @@ static zf_gen *check(zf_fs *fs)
     }
     pthread_mutex_lock(&fs->mu);
     zf_gen *g = gen_new(fs, fresh), *old = fs->cur;
-    if (g)
+    rebase_ctx c = {fs, g, NULL};
+    if (g) {
         fs->cur = g;
+        zf_inodes_each(&fs->inodes, rebase_one, &c);
+    }
     pthread_mutex_unlock(&fs->mu);
     if (!g) {
         zf_log("out of memory while switching to the changed store");
         zf_tree_free(fresh);
         return NULL;
     }
+    gens_free(c.dead); /* never old: the reference fs->cur had keeps it */
     fs->generation++;
     zf_log("the store changed; the view now shows its new state");
     return old;
@@ -208,7 +289,8 @@ void zf_gen_stop_notifier(zf_fs *fs)
 void zf_gen_stop(zf_fs *fs)
 {
     zf_gen_stop_notifier(fs);
-    while (fs->live) { /* the session is gone: no reference can be used any more */
+    zf_inodes_clear(&fs->inodes); /* the session is gone: nothing can use a number */
+    while (fs->live) {
         zf_gen *g = fs->live;
         gen_unlink(fs, g);
         zf_tree_free(g->tree);

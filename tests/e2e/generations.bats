@@ -74,6 +74,93 @@ $(cat "$ZF_LOG")"
 # ms: monotonic-enough milliseconds (wall clock; only differences are used).
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# A reader that copies SRC to DST in 64 KiB reads, touching HALF when half
+# way and then waiting (at most 60 s) for GO to exist before reading the rest.
+PAUSED_READER='
+import os, sys, time
+src, dst, half, go = sys.argv[1:5]
+fd = os.open(src, os.O_RDONLY)
+size = os.fstat(fd).st_size
+with open(dst, "wb") as out:
+    done = 0
+    while True:
+        if done >= size // 2 and not os.path.exists(half):
+            open(half, "w").close()
+            deadline = time.monotonic() + 60
+            while not os.path.exists(go) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        out.write(b)
+        done += len(b)
+os.close(fd)
+'
+
+@test "generations: a .csv copied across store changes is complete and byte-identical to its old version" {
+    zf_mktemp w
+    mk_big "$w/s.zarr"
+    zf_mount "$w/s.zarr" -o timeout=0.2
+    zf_t cat "$ZF_MNT/big.csv" >"$w/old.csv" || fail "cat failed"
+    zf_oracle csv "$w/s.zarr" big >"$w/oracle.csv" || fail "oracle failed"
+    zf_cmp "$w/oracle.csv" "$w/old.csv"
+    "$ZF_PYTHON" -c "$PAUSED_READER" "$ZF_MNT/big.csv" "$w/copy.csv" "$w/half" "$w/go" \
+        2>"$w/reader.err" 3>&- &
+    READER_PID=$!
+    local deadline=$((SECONDS + 30))
+    until [[ -e $w/half ]]; do
+        ((SECONDS < deadline)) || fail "the reader did not get half way"
+        sleep 0.02
+    done
+    add_array "$w/s.zarr" other # an unrelated array appears mid-copy
+    wait_changes 1
+    touch "$w/s.zarr/zarr.json" # and the root metadata is touched
+    wait_changes 2
+    sleep 0.5 # the kernel's attributes of the open file expire (timeout 0.2)
+    touch "$w/go"
+    local rc=0
+    wait "$READER_PID" || rc=$?
+    READER_PID=
+    [[ $rc == 0 ]] || fail "the copy failed (status $rc): $(cat "$w/reader.err")"
+    zf_cmp "$w/old.csv" "$w/copy.csv"
+    # the new view has the new array, and big.csv (unchanged data) reads the same
+    run zf_ls "$ZF_MNT"
+    assert_output "big.csv
+big.txt
+other.csv
+other.txt"
+    zf_t cat "$ZF_MNT/big.csv" >"$w/new.csv" || fail "cat of the new version failed"
+    zf_cmp "$w/old.csv" "$w/new.csv"
+}
+
+@test "generations: a file opened before a change answers fstat and pread at EOF-1, and cat reads it whole" {
+    zf_mktemp w
+    mk_big "$w/s.zarr"
+    zf_mount "$w/s.zarr" -o timeout=0.2
+    zf_t cat "$ZF_MNT/big.txt" >"$w/old.txt" || fail "cat failed"
+    local size
+    size=$(stat -c %s "$w/old.txt")
+    exec {HELD_FD}<"$ZF_MNT/big.txt"
+    add_array "$w/s.zarr" other
+    wait_changes 1
+    touch "$w/s.zarr/zarr.json"
+    wait_changes 2
+    sleep 0.5 # past the attribute timeout: the kernel asks the daemon again
+    run zf_t "$ZF_PYTHON" -c '
+import os, sys
+fd, size = int(sys.argv[1]), int(sys.argv[2])
+st = os.fstat(fd)
+assert st.st_size == size, (st.st_size, size)
+print(repr(os.pread(fd, 1, size - 1)), repr(os.pread(fd, 4096, size - 1)), repr(os.pread(fd, 10, size)))
+' "$HELD_FD" "$size"
+    assert_success
+    assert_output "b'\\n' b'\\n' b''"
+    zf_t cat <&"$HELD_FD" >"$w/copy.txt" || fail "cat of the file opened before the change failed"
+    exec {HELD_FD}<&-
+    HELD_FD=
+    zf_cmp "$w/old.txt" "$w/copy.txt"
+}
+
 @test "generations: a change is seen within a few timeouts with no request to trigger the re-check" {
     zf_mktemp w
     mk_big "$w/s.zarr"
