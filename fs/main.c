@@ -182,10 +182,12 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     if (fuse_set_signal_handlers(se) == 0) {
         if (fuse_session_mount(se, o->mountpoint) == 0) {
             fuse_daemonize(o->foreground);
+            /* threads after the fork; the prefetch workers before the notifier,
+             * whose re-checks free trees (zf_cache_cancel reads the workers) */
+            if (zf_cache_start_prefetch(fs->cache, prefetch_threads()) != 0)
+                fprintf(stderr, "zarrfs: cannot start a thread; sequential reads will not prefetch\n");
             if (zf_gen_start_notifier(fs) != 0)
                 fprintf(stderr, "zarrfs: cannot start a thread; changes to the store will not be seen\n");
-            if (zf_cache_start_prefetch(fs->cache, prefetch_threads()) != 0) /* after the fork */
-                fprintf(stderr, "zarrfs: cannot start a thread; sequential reads will not prefetch\n");
             if (o->singlethread) {
                 rc = fuse_session_loop(se);
             } else {
