@@ -1,11 +1,19 @@
-/* gen.c - tree generations: re-check the store after the timeout, swap in a
- * rebuilt tree when it changed, and tell the kernel to drop what it cached. */
+/* gen.c - tree generations.  The notifier thread re-checks the store every
+ * timeout, off the request path, swaps in a rebuilt tree when the store
+ * changed and tells the kernel to drop what it cached.  Every node number the
+ * kernel holds keeps resolving to the generation that gave it out until the
+ * kernel forgets it, so open files keep reading (and stat-ing) their own
+ * version; a generation is freed when nothing refers to it any more. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "base/log.h"
 #include "zarrfs.h"
+
+/* shortest pause between two re-checks, so that timeout=0 does not spin */
+#define CHECK_MIN_PAUSE 0.1
 
 static double now(void)
 {
@@ -29,6 +37,7 @@ static zf_gen *gen_new(zf_fs *fs, zf_tree *tree)
     return g;
 }
 
+/* take g out of fs->live (lock held) */
 static void gen_unlink(zf_fs *fs, zf_gen *g)
 {
     if (g->prev)
@@ -37,21 +46,109 @@ static void gen_unlink(zf_fs *fs, zf_gen *g)
         fs->live = g->next;
     if (g->next)
         g->next->prev = g->prev;
+    g->prev = g->next = NULL;
+}
+
+/* drop one reference (lock held); the last one moves g onto the list *dead,
+ * to be freed with gens_free once the lock is released */
+static void unref_locked(zf_fs *fs, zf_gen *g, zf_gen **dead)
+{
+    if (--g->refs)
+        return;
+    gen_unlink(fs, g);
+    g->next = *dead;
+    *dead = g;
+}
+
+/* free the generations of a list made by unref_locked (lock not held) */
+static void gens_free(zf_gen *dead)
+{
+    while (dead) {
+        zf_gen *next = dead->next;
+        zf_tree_free(dead->tree);
+        free(dead);
+        dead = next;
+    }
 }
 
 void zf_gen_put(zf_fs *fs, zf_gen *g)
 {
     if (!g)
         return;
+    zf_gen *dead = NULL;
     pthread_mutex_lock(&fs->mu);
-    int last = --g->refs == 0;
-    if (last)
-        gen_unlink(fs, g);
+    unref_locked(fs, g, &dead);
     pthread_mutex_unlock(&fs->mu);
-    if (last) {
-        zf_tree_free(g->tree);
-        free(g);
+    gens_free(dead);
+}
+
+zf_gen *zf_gen_get(zf_fs *fs)
+{
+    pthread_mutex_lock(&fs->mu);
+    zf_gen *g = fs->cur;
+    g->refs++;
+    pthread_mutex_unlock(&fs->mu);
+    return g;
+}
+
+const zf_node *zf_gen_node(zf_fs *fs, uint64_t ino, zf_gen **g)
+{
+    pthread_mutex_lock(&fs->mu);
+    zf_gen *r = fs->cur;
+    const zf_node *n = zf_tree_node(r->tree, ino);
+    const zf_ino_ent *e = n ? NULL : zf_inodes_find(&fs->inodes, ino);
+    if (e) {
+        r = e->gen;
+        n = zf_tree_node(r->tree, ino);
     }
+    r->refs++;
+    pthread_mutex_unlock(&fs->mu);
+    *g = r;
+    return n;
+}
+
+/* make entry e resolve to g, moving its reference (lock held) */
+static void ent_move(zf_fs *fs, zf_ino_ent *e, zf_gen *g, zf_gen **dead)
+{
+    if (e->gen == g)
+        return;
+    g->refs++;
+    if (e->gen)
+        unref_locked(fs, e->gen, dead);
+    e->gen = g;
+}
+
+int zf_gen_remember(zf_fs *fs, zf_gen *g, uint64_t ino)
+{
+    zf_gen *dead = NULL;
+    pthread_mutex_lock(&fs->mu);
+    if (g != fs->cur && zf_tree_node(fs->cur->tree, ino))
+        g = fs->cur; /* swapped since g answered: a surviving directory pins the new tree */
+    zf_ino_ent *e = zf_inodes_find(&fs->inodes, ino);
+    int rc = e ? 0 : zf_inodes_add(&fs->inodes, ino, &e);
+    if (rc == 0) {
+        e->nlookup++;
+        ent_move(fs, e, g, &dead);
+    }
+    pthread_mutex_unlock(&fs->mu);
+    gens_free(dead);
+    return rc;
+}
+
+void zf_gen_forget(zf_fs *fs, uint64_t ino, uint64_t n)
+{
+    zf_gen *dead = NULL;
+    pthread_mutex_lock(&fs->mu);
+    zf_ino_ent *e = zf_inodes_find(&fs->inodes, ino);
+    if (e) {
+        e->nlookup -= n < e->nlookup ? n : e->nlookup;
+        if (e->nlookup == 0) {
+            unref_locked(fs, e->gen, &dead);
+            zf_inodes_remove(&fs->inodes, e);
+        }
+    }
+    pthread_mutex_unlock(&fs->mu);
+    gens_free(dead);
 }
 
 /* tell the kernel to drop the entries and cached pages of every node of old */
@@ -67,22 +164,92 @@ static void invalidate(zf_fs *fs, const zf_tree *t)
     }
 }
 
-/* the notifier thread: invalidates replaced generations outside any request
- * (notifying from inside a request could deadlock on the kernel's page locks) */
+typedef struct rebase_ctx {
+    zf_fs *fs;
+    zf_gen *to;
+    zf_gen *dead;
+} rebase_ctx;
+
+/* a held number the new tree also has (a surviving directory) now means the
+ * new tree's node, so the old tree need not stay for it */
+static void rebase_one(zf_ino_ent *e, void *arg)
+{
+    rebase_ctx *c = arg;
+    if (e->gen != c->to && zf_tree_node(c->to->tree, e->ino))
+        ent_move(c->fs, e, c->to, &c->dead);
+}
+
+/* rebuild the tree; if the store changed, make the new tree current and
+ * return the replaced generation (with the reference fs->cur had), else NULL.
+ * Runs on the notifier thread only, the one writer of fs->cur. */
+static zf_gen *check(zf_fs *fs)
+{
+    zf_tree *fresh = NULL;
+    zf_layout_opts opts = *fs->opts; /* the tree reads opts only while it is built */
+    opts.generation = fs->generation + 1;
+    if (zf_tree_build(fs->store, fs->cache, &opts, &fresh) != 0) {
+        zf_log("the store can no longer be read; keeping the last view");
+        return NULL;
+    }
+    if (!zf_tree_stale(fs->cur->tree, fresh)) {
+        zf_tree_free(fresh);
+        return NULL;
+    }
+    pthread_mutex_lock(&fs->mu);
+    zf_gen *g = gen_new(fs, fresh), *old = fs->cur;
+    rebase_ctx c = {fs, g, NULL};
+    if (g) {
+        fs->cur = g;
+        zf_inodes_each(&fs->inodes, rebase_one, &c);
+    }
+    pthread_mutex_unlock(&fs->mu);
+    if (!g) {
+        zf_log("out of memory while switching to the changed store");
+        zf_tree_free(fresh);
+        return NULL;
+    }
+    gens_free(c.dead); /* never old: the reference fs->cur had keeps it */
+    fs->generation++;
+    zf_log("the store changed; the view now shows its new state");
+    return old;
+}
+
+/* wait on fs->wake until monotonic time t, a stop or a spurious wake-up (lock held) */
+static void wait_until(zf_fs *fs, double t)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec < 0 || ts.tv_nsec > 999999999L)
+        ts.tv_nsec = 0;
+    pthread_cond_timedwait(&fs->wake, &fs->mu, &ts);
+}
+
+/* the notifier thread: re-check the store every timeout (never in a request,
+ * which would wait for a whole tree build), and invalidate a replaced tree
+ * here too (notifying from inside a request could deadlock on the kernel's
+ * page locks).  A pause is at least as long as the last check took, so
+ * re-checking a large store uses at most half a core. */
 static void *notifier(void *arg)
 {
     zf_fs *fs = arg;
+    double pause = fs->timeout > CHECK_MIN_PAUSE ? fs->timeout : CHECK_MIN_PAUSE;
+    double due = now() + pause;
     pthread_mutex_lock(&fs->mu);
-    for (;;) {
-        while (!fs->replaced && !fs->stopping)
-            pthread_cond_wait(&fs->wake, &fs->mu);
-        zf_gen *old = fs->replaced;
-        fs->replaced = NULL;
-        if (!old)
-            break;
+    while (!fs->stopping) {
+        if (now() < due) {
+            wait_until(fs, due);
+            continue;
+        }
         pthread_mutex_unlock(&fs->mu);
-        invalidate(fs, old->tree);
-        zf_gen_put(fs, old);
+        double start = now();
+        zf_gen *old = check(fs);
+        if (old) {
+            invalidate(fs, old->tree);
+            zf_gen_put(fs, old);
+        }
+        double end = now();
+        due = end + (end - start > pause ? end - start : pause);
         pthread_mutex_lock(&fs->mu);
     }
     pthread_mutex_unlock(&fs->mu);
@@ -91,17 +258,21 @@ static void *notifier(void *arg)
 
 int zf_gen_start(zf_fs *fs, zf_tree *tree)
 {
+    pthread_condattr_t ca;
     pthread_mutex_init(&fs->mu, NULL);
-    pthread_cond_init(&fs->wake, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* timed waits ignore clock jumps */
+    pthread_cond_init(&fs->wake, &ca);
+    pthread_condattr_destroy(&ca);
     fs->cur = gen_new(fs, tree);
-    fs->checked = now();
-    return fs->cur ? 0 : -1;
+    return fs->cur ? 0 : -ENOMEM;
 }
 
 int zf_gen_start_notifier(zf_fs *fs)
 {
-    fs->notifier_running = pthread_create(&fs->notifier, NULL, notifier, fs) == 0;
-    return fs->notifier_running ? 0 : -1;
+    int rc = pthread_create(&fs->notifier, NULL, notifier, fs);
+    fs->notifier_running = rc == 0;
+    return -rc;
 }
 
 void zf_gen_stop_notifier(zf_fs *fs)
@@ -118,69 +289,14 @@ void zf_gen_stop_notifier(zf_fs *fs)
 void zf_gen_stop(zf_fs *fs)
 {
     zf_gen_stop_notifier(fs);
-    while (fs->live) { /* the session is gone: no reference can be used any more */
+    zf_inodes_clear(&fs->inodes); /* the session is gone: nothing can use a number */
+    while (fs->live) {
         zf_gen *g = fs->live;
         gen_unlink(fs, g);
         zf_tree_free(g->tree);
         free(g);
     }
-    fs->cur = fs->replaced = NULL;
+    fs->cur = NULL;
     pthread_cond_destroy(&fs->wake);
     pthread_mutex_destroy(&fs->mu);
-}
-
-/* rebuild the tree; swap it in if the store changed */
-static void check(zf_fs *fs)
-{
-    zf_tree *fresh = NULL;
-    zf_layout_opts opts = *fs->opts; /* the tree reads opts only while it is built */
-    opts.generation = fs->generation + 1;
-    if (zf_tree_build(fs->store, fs->cache, &opts, &fresh) != 0) {
-        zf_log("the store can no longer be read; keeping the last view");
-        return;
-    }
-    int stale = zf_tree_stale(fs->cur->tree, fresh); /* only this thread swaps cur */
-    zf_gen *g = NULL, *older = NULL;
-    if (stale) {
-        pthread_mutex_lock(&fs->mu);
-        g = gen_new(fs, fresh);
-        pthread_mutex_unlock(&fs->mu);
-    }
-    if (!g) {
-        if (stale)
-            zf_log("out of memory while switching to the changed store");
-        zf_tree_free(fresh);
-        return;
-    }
-    zf_log("the store changed; the view now shows its new state");
-    fs->generation++;
-    pthread_mutex_lock(&fs->mu);
-    older = fs->replaced;          /* not yet invalidated: its nodes are in cur too */
-    fs->replaced = fs->cur;        /* fs's reference moves to the notifier */
-    fs->cur = g;
-    pthread_cond_signal(&fs->wake);
-    pthread_mutex_unlock(&fs->mu);
-    zf_gen_put(fs, older);
-}
-
-zf_gen *zf_gen_get(zf_fs *fs)
-{
-    double t = now();
-    pthread_mutex_lock(&fs->mu);
-    int due = !fs->checking && t - fs->checked >= fs->timeout;
-    if (due)
-        fs->checking = 1;
-    pthread_mutex_unlock(&fs->mu);
-    if (due) {
-        check(fs);
-        pthread_mutex_lock(&fs->mu);
-        fs->checking = 0;
-        fs->checked = now();
-        pthread_mutex_unlock(&fs->mu);
-    }
-    pthread_mutex_lock(&fs->mu);
-    zf_gen *g = fs->cur;
-    g->refs++;
-    pthread_mutex_unlock(&fs->mu);
-    return g;
 }

@@ -23,7 +23,11 @@ typedef struct cli {
     int no_index_cache;
     double timeout;
     int nonopts;
+    int has_fsname;  /* -o fsname= given: the mount table shows it instead of STORE */
+    int has_subtype; /* -o subtype= given */
 } cli;
+
+enum { KEY_FSNAME, KEY_SUBTYPE };
 
 #define OPT(t, f, v) {t, offsetof(cli, f), v}
 static const struct fuse_opt cli_spec[] = {
@@ -34,6 +38,8 @@ static const struct fuse_opt cli_spec[] = {
     OPT("follow_symlinks", follow_symlinks, 1),
     OPT("no_index_cache", no_index_cache, 1),
     OPT("timeout=%lf", timeout, 0),
+    FUSE_OPT_KEY("fsname=", KEY_FSNAME),   /* noted, and kept for libfuse */
+    FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
     FUSE_OPT_END
 };
 
@@ -41,6 +47,10 @@ static const struct fuse_opt cli_spec[] = {
 static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 {
     cli *c = data;
+    if (key == KEY_FSNAME)
+        c->has_fsname = 1;
+    if (key == KEY_SUBTYPE)
+        c->has_subtype = 1;
     if (key != FUSE_OPT_KEY_NONOPT)
         return 1;
     if (c->nonopts++ == 0) {
@@ -99,6 +109,61 @@ static int fail(const char *msg, const char *arg)
     return 1;
 }
 
+/* as fail, with the reason err (an errno value) after arg */
+static int fail_errno(const char *msg, const char *arg, int err)
+{
+    fprintf(stderr, "zarrfs: %s: %s: %s\n", msg, arg, strerror(err));
+    return 1;
+}
+
+/* refuse a MOUNTPOINT that is not a directory (the view's root is one); a
+ * /dev/fd/N given by a mount helper is libfuse's to check */
+static int check_mountpoint(const char *mnt)
+{
+    unsigned fd;
+    int end = 0;
+    if (sscanf(mnt, "/dev/fd/%u%n", &fd, &end) == 1 && mnt[end] == '\0')
+        return 0;
+    struct stat st;
+    if (stat(mnt, &st) != 0)
+        return fail_errno("cannot use mountpoint", mnt, errno);
+    if (!S_ISDIR(st.st_mode))
+        return fail("mountpoint is not a directory", mnt);
+    return 0;
+}
+
+/* "-oNAME=VALUE" with VALUE escaped for libfuse's option parser (a backslash
+ * before every ',' and '\\'); NULL when out of memory */
+static char *escaped_opt(const char *name, const char *value)
+{
+    char *s = malloc(strlen(name) + 2 * strlen(value) + 4);
+    if (!s)
+        return NULL;
+    char *o = s + sprintf(s, "-o%s=", name);
+    for (const char *p = value; *p; p++) {
+        if (*p == ',' || *p == '\\')
+            *o++ = '\\';
+        *o++ = *p;
+    }
+    *o = '\0';
+    return s;
+}
+
+/* our mount options: read-only, and the mount table shows the store's
+ * resolved path as the source and type fuse.zarrfs, unless given otherwise */
+static int add_mount_opts(struct fuse_args *args, const cli *c, const char *store_path)
+{
+    if (fuse_opt_add_arg(args, "-oro,default_permissions") != 0 ||
+        (!c->has_subtype && fuse_opt_add_arg(args, "-osubtype=zarrfs") != 0))
+        return -ENOMEM;
+    if (c->has_fsname)
+        return 0;
+    char *fsname = escaped_opt("fsname", store_path);
+    int rc = fsname && fuse_opt_add_arg(args, fsname) == 0 ? 0 : -ENOMEM;
+    free(fsname);
+    return rc;
+}
+
 /* background decoders for sequential readers: one per CPU, at most 4 */
 static unsigned prefetch_threads(void)
 {
@@ -117,10 +182,12 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     if (fuse_set_signal_handlers(se) == 0) {
         if (fuse_session_mount(se, o->mountpoint) == 0) {
             fuse_daemonize(o->foreground);
+            /* threads after the fork; the prefetch workers before the notifier,
+             * whose re-checks free trees (zf_cache_cancel reads the workers) */
+            if (zf_cache_start_prefetch(fs->cache, prefetch_threads()) != 0)
+                fprintf(stderr, "zarrfs: cannot start a thread; sequential reads will not prefetch\n");
             if (zf_gen_start_notifier(fs) != 0)
                 fprintf(stderr, "zarrfs: cannot start a thread; changes to the store will not be seen\n");
-            if (zf_cache_start_prefetch(fs->cache, prefetch_threads()) != 0) /* after the fork */
-                fprintf(stderr, "zarrfs: cannot start a thread; sequential reads will not prefetch\n");
             if (o->singlethread) {
                 rc = fuse_session_loop(se);
             } else {
@@ -132,12 +199,12 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
                 rc = fuse_session_loop_mt(se, cfg);
                 fuse_loop_cfg_destroy(cfg);
             }
+            zf_gen_stop_notifier(fs); /* no notification may outlive the session's fd */
             fuse_session_unmount(se);
             rc = rc < 0 ? 1 : 0; /* a signal ends the loop normally */
         }
         fuse_remove_signal_handlers(se);
     }
-    zf_gen_stop_notifier(fs); /* no notification may outlive the session */
     fuse_session_destroy(se);
     return rc;
 }
@@ -162,13 +229,19 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
     if (strlen(lo.nat) > ZF_NAT_MAX)
         return fail("nat text is too long", NULL);
+    if (check_mountpoint(o->mountpoint))
+        return 1;
     zf_store *store = NULL;
     zf_tree *tree = NULL;
     int rc = zf_store_open(c->store, c->follow_symlinks, &store);
     if (rc)
         return fail(rc == ZF_ENOTFOUND ? "store not found or not a directory" : "cannot open store", c->store);
     struct stat st;
-    fstatat(AT_FDCWD, c->store, &st, 0);
+    if (fstatat(AT_FDCWD, c->store, &st, 0) != 0) {
+        rc = fail_errno("cannot stat store", c->store, errno);
+        zf_store_close(store);
+        return rc;
+    }
     zf_cache *cache = zf_cache_new(cache_bytes);
     if (!cache || (rc = zf_tree_build(store, cache, &lo, &tree))) {
         /* invalid root metadata was already reported on its own line */
@@ -183,7 +256,10 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
                 .uid = getuid(), .gid = getgid(), .mtime = st.st_mtim,
                 .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(read_ahead >> 10),
                 .read_ahead_asked = c->read_ahead != NULL};
-    if (zf_gen_start(&fs, tree) != 0) {
+    if (add_mount_opts(args, c, zf_store_path(store)) != 0) {
+        zf_tree_free(tree);
+        rc = fail("out of memory", NULL);
+    } else if (zf_gen_start(&fs, tree) != 0) {
         zf_tree_free(tree);
         rc = fail("out of memory", NULL);
     } else {
@@ -219,7 +295,6 @@ int main(int argc, char **argv)
     } else if (!c.store || !o.mountpoint) {
         fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT (see --help)\n", argv[0]);
     } else {
-        fuse_opt_add_arg(&args, "-oro,fsname=zarrfs,subtype=zarrfs,default_permissions");
         rc = run(&args, &o, &c);
     }
 out:

@@ -52,32 +52,52 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 }
 
+/* LOOKUP: the child answers from its parent's generation, and the kernel's
+ * new reference to it is counted (see zf_gen_remember) */
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     zf_fs *fs = fs_of(req);
-    zf_gen *g = zf_gen_get(fs);
-    const zf_node *n = zf_tree_lookup(g->tree, parent, name);
+    zf_gen *g;
+    const zf_node *p = zf_gen_node(fs, parent, &g);
+    const zf_node *n = p ? zf_tree_lookup(g->tree, parent, name) : NULL;
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
     e.entry_timeout = fs->timeout;
     e.attr_timeout = fs->timeout;
     int err = n ? node_attr(fs, n, &e.attr) : 0;
-    if (n) {
+    if (n && !err) {
         e.ino = n->ino;
         e.generation = 1;
+        err = -zf_gen_remember(fs, g, n->ino);
     }
     zf_gen_put(fs, g);
     if (err)
         fuse_reply_err(req, err);
-    else
-        fuse_reply_entry(req, &e); /* without a node: a cached negative answer */
+    else if (fuse_reply_entry(req, &e) != 0 && n) /* without a node: a cached negative answer */
+        zf_gen_forget(fs, n->ino, 1);              /* the kernel never got the reference */
 }
 
+/* FORGET: the kernel dropped nlookup references to ino */
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+    zf_gen_forget(fs_of(req), ino, nlookup);
+    fuse_reply_none(req);
+}
+
+/* FORGET of many numbers at once */
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+    for (size_t i = 0; i < count; i++)
+        zf_gen_forget(fs_of(req), forgets[i].ino, forgets[i].nlookup);
+    fuse_reply_none(req);
+}
+
+/* GETATTR of any number the kernel holds, from the generation it came from */
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     zf_fs *fs = fs_of(req);
-    zf_gen *g = zf_gen_get(fs);
-    const zf_node *n = zf_tree_node(g->tree, ino);
+    zf_gen *g;
+    const zf_node *n = zf_gen_node(fs, ino, &g);
     struct stat st;
     int err = n ? node_attr(fs, n, &st) : ENOENT;
     zf_gen_put(fs, g);
@@ -111,13 +131,13 @@ static void apply_read_ahead(zf_fs *fs)
         fprintf(stderr, "zarrfs: cannot set read_ahead (needs root): %s\n", strerror(-rc));
 }
 
-/* open a node of the current generation; the open handle keeps it alive */
+/* open a node (of the generation ino resolves to); the handle keeps it alive */
 static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int dir)
 {
     zf_fs *fs = fs_of(req);
     apply_read_ahead(fs);
-    zf_gen *g = zf_gen_get(fs);
-    const zf_node *n = zf_tree_node(g->tree, ino);
+    zf_gen *g;
+    const zf_node *n = zf_gen_node(fs, ino, &g);
     int err = !n ? ENOENT : dir && !n->is_dir ? ENOTDIR : !dir && n->is_dir ? EISDIR : 0;
     if (!err && !dir && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
         err = EROFS;
@@ -269,6 +289,8 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t np, const char *n
 const struct fuse_lowlevel_ops zf_fs_ops = {
     .init = op_init,
     .lookup = op_lookup,
+    .forget = op_forget,
+    .forget_multi = op_forget_multi,
     .getattr = op_getattr,
     .opendir = op_opendir,
     .readdir = op_readdir,

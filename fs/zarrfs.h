@@ -8,13 +8,30 @@
 
 #include "tree/tree.h"
 
-/* One version of the tree.  Requests and open files hold references; the
- * tree is freed when the last reference goes. */
+/* One version of the tree.  The current-tree slot, requests, open files and
+ * kernel-held node numbers (zf_inodes) hold references; the tree is freed
+ * when the last reference goes. */
 typedef struct zf_gen {
     zf_tree *tree;
-    unsigned refs;
+    unsigned long refs;
     struct zf_gen *prev, *next; /* every live generation, for shutdown */
 } zf_gen;
+
+/* A node number the kernel holds: its lookup count (replies to LOOKUP minus
+ * FORGETs) and the generation that answers for it (holding one reference). */
+typedef struct zf_ino_ent {
+    uint64_t ino;
+    uint64_t nlookup;
+    zf_gen *gen;
+    struct zf_ino_ent *next;
+} zf_ino_ent;
+
+/* Every node number the kernel holds (the root, never looked up, is not in it). */
+typedef struct zf_inodes {
+    zf_ino_ent **buckets;
+    size_t nbuckets;         /* 0 or a power of two */
+    size_t count;
+} zf_inodes;
 
 typedef struct zf_fs {
     const zf_store *store;
@@ -26,42 +43,68 @@ typedef struct zf_fs {
     struct timespec mtime;   /* shown as every node's times */
     struct fuse_session *se;
     pthread_mutex_t mu;
-    pthread_cond_t wake;     /* for the notifier thread */
+    pthread_cond_t wake;     /* wakes the notifier thread to stop (CLOCK_MONOTONIC) */
     pthread_t notifier;
     int notifier_running;
     zf_gen *cur;             /* the current tree */
     zf_gen *live;            /* list of all generations not yet freed */
-    zf_gen *replaced;        /* a replaced tree the notifier has yet to invalidate */
+    zf_inodes inodes;        /* node numbers the kernel holds, and their generations */
     int stopping;
-    double checked;          /* monotonic time of the last check */
-    int checking;            /* a check is running */
-    uint64_t generation;     /* versions of the store seen so far, minus one */
+    uint64_t generation;     /* versions of the store seen so far, minus one (notifier only) */
     const char *mountpoint;  /* where we are mounted (absolute) */
     unsigned read_ahead_kb;  /* read-ahead window to set on the mount; 0: leave it */
     int read_ahead_asked;    /* given with -o read_ahead: say when it cannot be set */
     int read_ahead_tried;    /* the window was set (or failed) on a first open */
 } zf_fs;
 
-/* The current generation with one reference (re-checking the store first if
- * the timeout has passed).  Give it back with zf_gen_put. */
+/* The current generation with one reference; give it back with zf_gen_put.
+ * Never waits for a re-check of the store (the notifier thread does those). */
 zf_gen *zf_gen_get(zf_fs *fs);
+
+/* Node number ino as the kernel knows it: from the current tree if it has
+ * the number, otherwise from the generation the kernel was given it by.  *g
+ * gets that generation with one reference (zf_gen_put) even when the node is
+ * NULL (a number no generation knows). */
+const zf_node *zf_gen_node(zf_fs *fs, uint64_t ino, zf_gen **g);
+
+/* Count a LOOKUP reply naming node ino of g (call before replying): ino then
+ * resolves to g (or to a newer tree that has the number) until forgotten.
+ * 0 or -ENOMEM. */
+int zf_gen_remember(zf_fs *fs, zf_gen *g, uint64_t ino);
+
+/* FORGET: the kernel dropped n references to ino (or a reply counted by
+ * zf_gen_remember never reached it); the last one releases its generation. */
+void zf_gen_forget(zf_fs *fs, uint64_t ino, uint64_t n);
 
 /* Drop a reference; the last one frees the generation's tree. */
 void zf_gen_put(zf_fs *fs, zf_gen *g);
 
-/* Make tree the first generation (fs takes ownership). */
+/* Make tree the first generation (fs takes ownership).  0 or -ENOMEM. */
 int zf_gen_start(zf_fs *fs, zf_tree *tree);
 
-/* Start the thread that invalidates the kernel's caches when the store
- * changes; call it after fuse_daemonize (threads do not survive its fork). */
+/* Start the thread that re-checks the store every timeout, swaps in a rebuilt
+ * tree and invalidates the kernel's caches; call it after fuse_daemonize
+ * (threads do not survive its fork).  0 or a negative errno. */
 int zf_gen_start_notifier(zf_fs *fs);
 
-/* Stop the notifier thread (before the session goes away). */
+/* Stop the notifier thread (before the session is unmounted); waits for a
+ * re-check in progress. */
 void zf_gen_stop_notifier(zf_fs *fs);
 
 /* Stop the notifier and free every generation at shutdown, including those
- * still held by files the kernel never released. */
+ * still held by files or node numbers the kernel never released. */
 void zf_gen_stop(zf_fs *fs);
+
+/* The table of kernel-held numbers (inodes.c; the caller holds fs->mu). */
+zf_ino_ent *zf_inodes_find(const zf_inodes *t, uint64_t ino);
+/* A new entry for ino (count 0, no generation) in *out; 0 or -ENOMEM. */
+int zf_inodes_add(zf_inodes *t, uint64_t ino, zf_ino_ent **out);
+/* Unlink and free an entry (its generation reference is the caller's). */
+void zf_inodes_remove(zf_inodes *t, zf_ino_ent *e);
+/* Call fn on every entry (fn may change an entry's gen, not the table). */
+void zf_inodes_each(const zf_inodes *t, void (*fn)(zf_ino_ent *e, void *arg), void *arg);
+/* Free every entry (their references are the caller's). */
+void zf_inodes_clear(zf_inodes *t);
 
 /* Set the read-ahead window (KiB) of the FUSE mount at mountpoint through
  * sysfs; needs root and must follow the INIT reply.  0 or a negative errno. */
