@@ -220,10 +220,12 @@ static void merge(zf_cons *c)
 static int read_key(zf_cons *c, const zf_store *s, const char *key, size_t max)
 {
     c->key = key;
-    uint8_t *buf;
+    zf_store_buf buf = {NULL, 0};
     int rc = zf_store_stamp(s, key, &c->stamp);
-    if (rc == ZF_OK && (rc = zf_store_read(s, key, max, &buf, &c->len)) == ZF_OK)
-        c->text = (char *)buf;
+    if (rc == ZF_OK && (rc = zf_store_read(s, key, max, &buf, &c->len, NULL, NULL, 0)) == ZF_OK)
+        c->text = (char *)buf.p; /* c owns it */
+    else
+        free(buf.p);
     return rc;
 }
 
