@@ -1,5 +1,10 @@
 /* local.c - the local-directory backend: keys are files beneath a root
- * directory, every open confined beneath it. */
+ * directory, every open confined beneath it.
+ *
+ * No open may block on what the store holds: a key is first opened with
+ * O_PATH (which never opens the object itself) and fstat'ed; only a regular
+ * file is then opened for reading (O_NONBLOCK, checked to be the same file),
+ * so FIFOs, sockets and devices are refused without ever being opened. */
 #include "store/store.h"
 
 #include <dirent.h>
@@ -66,7 +71,7 @@ static int open_no_symlinks(int dirfd, const char *key, int flags)
 static int open_key(const local *l, const char *key, int flags)
 {
     if (!(flags & O_PATH))
-        flags |= O_NOCTTY;
+        flags |= O_NOCTTY | O_NONBLOCK;
     struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
                            .resolve = RESOLVE_NO_MAGICLINKS};
     if (!l->follow_symlinks)
@@ -124,20 +129,32 @@ static int open_error(const local *l, const char *key, int e, char *err, size_t 
     return ERR(ZF_EIO, "cannot open: %s", strerror(e));
 }
 
-/* open the regular file at key for reading; the fd (*st: its status), or a
- * negative zf_err */
+/* open the regular file at key for reading, never opening anything else
+ * (see the top of the file); the fd (*st: its status), or a negative zf_err */
 static int open_value(const local *l, const char *key, struct stat *st, char *err, size_t errcap)
 {
+    int pfd = open_key(l, key, O_PATH);
+    if (pfd < 0)
+        return open_error(l, key, errno, err, errcap);
+    int rc = fstat(pfd, st) == 0 ? ZF_OK : ERR(ZF_EIO, "cannot stat: %s", strerror(errno));
+    close(pfd);
+    if (rc == ZF_OK && !S_ISREG(st->st_mode))
+        rc = ERR(ZF_ECORRUPT, "%s, not a regular file", mode_name(st->st_mode));
+    if (rc)
+        return rc;
     int fd = open_key(l, key, O_RDONLY);
     if (fd < 0)
         return open_error(l, key, errno, err, errcap);
-    int rc = fstat(fd, st) == 0 ? ZF_OK : ERR(ZF_EIO, "cannot stat: %s", strerror(errno));
-    if (rc == ZF_OK && !S_ISREG(st->st_mode))
-        rc = ERR(ZF_ECORRUPT, "%s, not a regular file", mode_name(st->st_mode));
+    struct stat now;
+    if (fstat(fd, &now) != 0)
+        rc = ERR(ZF_EIO, "cannot stat: %s", strerror(errno));
+    else if (now.st_dev != st->st_dev || now.st_ino != st->st_ino || !S_ISREG(now.st_mode))
+        rc = ERR(ZF_ECORRUPT, "replaced while it was being opened");
     if (rc) {
         close(fd);
         return rc;
     }
+    *st = now;
     return fd;
 }
 
@@ -296,7 +313,7 @@ static const zf_store_ops local_ops = {
 
 int zf_store_open_local(const char *path, int follow_symlinks, zf_store **out)
 {
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT || errno == ENOTDIR ? ZF_ENOTFOUND : ZF_EIO;
     zf_store *s = calloc(1, sizeof *s);

@@ -111,23 +111,24 @@ static void join(char *buf, size_t cap, const char *dir, const char *name)
     snprintf(buf, cap, "%s%s%s", dir, *dir ? "/" : "", name);
 }
 
-/* read a metadata document at dir/name; NULL if absent (logs other errors) */
-static char *read_doc(zf_tree *t, const char *dir, const char *name, size_t *n)
+/* read the metadata document dir/name into *doc (the caller frees it):
+ * ZF_OK, ZF_ENOTFOUND if absent, or another error with the reason in err */
+static int read_doc(zf_tree *t, const char *dir, const char *name, char **doc, size_t *n,
+                    char *err, size_t errcap)
 {
-    char key[ZF_KEY_MAX];
+    char key[ZF_KEY_MAX], why[200];
     join(key, sizeof key, dir, name);
     zf_store_buf buf = {NULL, 0};
     mix_stamp(t, key, NULL);
-    int rc = zf_store_read(t->store, key, ZF_MAX_META, &buf, n, NULL, NULL, 0);
-    if (rc == ZF_OK)
-        return (char *)buf.p; /* ownership passes to the caller */
+    int rc = zf_store_read(t->store, key, ZF_MAX_META, &buf, n, NULL, why, sizeof why);
+    if (rc == ZF_OK) {
+        *doc = (char *)buf.p; /* ownership passes to the caller */
+        return ZF_OK;
+    }
     free(buf.p);
-    if (rc == ZF_ECORRUPT)
-        zf_log("%s/%s: not a regular file inside the store, or larger than %u MiB",
-               zf_store_path(t->store), key, ZF_MAX_META >> 20);
-    else if (rc != ZF_ENOTFOUND)
-        zf_log("%s/%s: %s", zf_store_path(t->store), key, zf_strerror(rc));
-    return NULL;
+    if (rc != ZF_ENOTFOUND)
+        snprintf(err, errcap, "%s: %s", name, *why ? why : zf_strerror(rc));
+    return rc;
 }
 
 static int add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m)
@@ -273,19 +274,22 @@ static int classify_cons(zf_tree *t, const char *path, zf_node_kind *kind, zf_me
  * ZF_ENOTFOUND if no Zarr metadata, or an error already logged */
 static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m)
 {
-    char err[256] = "";
+    char err[256] = "", *doc = NULL, *attrs = NULL;
     size_t n, an = 0;
     int rc = classify_cons(t, path, kind, m);
     if (rc != ZF_ENOTFOUND)
         return rc;
-    char *doc = read_doc(t, path, "zarr.json", &n);
-    if (doc) {
+    /* a document that is there but cannot be read leaves the node out */
+    if ((rc = read_doc(t, path, "zarr.json", &doc, &n, err, sizeof err)) == ZF_OK) {
         rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
-    } else if ((doc = read_doc(t, path, ".zarray", &n))) {
-        char *attrs = read_doc(t, path, ".zattrs", &an);
-        rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
-        free(attrs);
-    } else {
+    } else if (rc == ZF_ENOTFOUND &&
+               (rc = read_doc(t, path, ".zarray", &doc, &n, err, sizeof err)) == ZF_OK) {
+        rc = read_doc(t, path, ".zattrs", &attrs, &an, err, sizeof err);
+        if (rc == ZF_ENOTFOUND) /* attributes are optional */
+            rc = ZF_OK;
+        if (rc == ZF_OK)
+            rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
+    } else if (rc == ZF_ENOTFOUND) {
         char key[ZF_KEY_MAX];
         join(key, sizeof key, path, ".zgroup");
         *kind = ZF_KIND_GROUP;
@@ -294,6 +298,7 @@ static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m
         return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
     }
     free(doc);
+    free(attrs);
     if (rc)
         log_invalid(t, path, err);
     return rc;

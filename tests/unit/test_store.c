@@ -104,6 +104,28 @@ static void test_read(zf_store *s)
     free(b.p);
 }
 
+/* FIFOs, sockets and devices are refused at once (a blocking open would hang here) */
+static void test_special(zf_store *s, zf_store *follow)
+{
+    zf_store_buf b = {NULL, 0};
+    size_t n;
+    char err[128];
+    zf_stamp st;
+    alarm(10); /* a regression hangs: fail instead */
+    CHECK(zf_store_read(s, "fifo", 100, &b, &n, NULL, err, sizeof err) == ZF_ECORRUPT &&
+              strstr(err, "a FIFO, not a regular file"), "fifo: %s", err);
+    uint8_t buf[4];
+    CHECK(zf_store_read_range(s, "fifo", 0, 4, buf, err, sizeof err) == ZF_ECORRUPT &&
+              strstr(err, "FIFO"), "fifo range: %s", err);
+    CHECK(zf_store_read(s, "sock", 100, &b, &n, NULL, err, sizeof err) == ZF_ECORRUPT &&
+              strstr(err, "a socket"), "socket: %s", err);
+    CHECK(zf_store_read(follow, "null", 100, &b, &n, NULL, err, sizeof err) == ZF_ECORRUPT &&
+              strstr(err, "a character device"), "/dev/null via a symlink: %s", err);
+    CHECK(zf_store_stamp(s, "fifo", &st) == ZF_OK && st.kind == ZF_STORE_OTHER, "fifo stamp");
+    alarm(0);
+    free(b.p);
+}
+
 static void test_ranges(zf_store *s)
 {
     uint8_t x[4], y[3], z[2], w[2];
@@ -198,6 +220,7 @@ int main(void)
         CHECK(!strcmp(zf_store_path(s), root) || strstr(zf_store_path(s), "zf-test-store."),
               "name: %s", zf_store_path(s));
         test_read(s);
+        test_special(s, follow);
         test_ranges(s);
         test_list(s);
         test_stamp_identity(s);
