@@ -212,3 +212,93 @@ hs_expect_left_out() {
     hs_run cat "$ZF_MNT/ok.txt"
     [[ $status == 0 && $output == "$(cat "$HS_DIR/s.expected/ok.txt")" ]] || fail "ok.txt: $output"
 }
+
+# --- symlink loops and diamonds: each directory is walked once ----------------
+
+# hs_listing DIR: the names under DIR (recursively, sorted), without .info
+hs_listing() {
+    hs_run bash -c "cd '$1' && LC_ALL=C find . -mindepth 1 ! -name '*.info' | LC_ALL=C sort"
+}
+
+@test "hostile: two symlinks to . mount at once; each array shown once, one log line per loop" {
+    hs_store s
+    ln -s . "$HS_DIR/s/a"
+    ln -s . "$HS_DIR/s/b"
+    zf_mount "$HS_DIR/s" -o timeout=600 # no re-walks while the test runs
+    hs_listing "$ZF_MNT"
+    assert_output "./bad.csv
+./bad.txt
+./ok.csv
+./ok.txt"
+    hs_run cat "$ZF_MNT/ok.txt"
+    [[ $output == "$(cat "$HS_DIR/s.expected/ok.txt")" ]] || fail "ok.txt differs"
+    local loops
+    loops=$(grep -c "symlink loop back to $HS_DIR/s;" "$ZF_LOG")
+    [[ $loops == 2 ]] || fail "want one log line per loop (2), got $loops; log: $(cat "$ZF_LOG")"
+    (($(wc -l <"$ZF_LOG") <= 4)) || fail "too many log lines: $(cat "$ZF_LOG")"
+}
+
+@test "hostile: a loop through .. inside a group is walked once" {
+    hs_store s
+    mkdir "$HS_DIR/s/g"
+    echo '{"zarr_format": 3, "node_type": "group", "attributes": {}}' >"$HS_DIR/s/g/zarr.json"
+    mv "$HS_DIR/s/ok" "$HS_DIR/s/g/ok"
+    ln -s .. "$HS_DIR/s/g/up"
+    ln -s ../g "$HS_DIR/s/g/self"
+    zf_mount "$HS_DIR/s" -o timeout=600
+    hs_listing "$ZF_MNT"
+    assert_output "./bad.csv
+./bad.txt
+./g
+./g/ok.csv
+./g/ok.txt"
+    (($(grep -c "symlink loop back" "$ZF_LOG") == 2)) || fail "log: $(cat "$ZF_LOG")"
+}
+
+@test "hostile: a diamond (a symlink to a group) shows the group once, under its real path" {
+    hs_store s
+    mkdir "$HS_DIR/s/zz"
+    echo '{"zarr_format": 3, "node_type": "group", "attributes": {}}' >"$HS_DIR/s/zz/zarr.json"
+    mv "$HS_DIR/s/ok" "$HS_DIR/s/zz/ok"
+    ln -s zz "$HS_DIR/s/aa" # sorts first, but the real path wins
+    ln -s zz/ok "$HS_DIR/s/ok-link"
+    zf_mount "$HS_DIR/s" -o timeout=600
+    hs_listing "$ZF_MNT"
+    assert_output "./bad.csv
+./bad.txt
+./zz
+./zz/ok.csv
+./zz/ok.txt"
+    grep -q "$HS_DIR/s/aa: the same directory as $HS_DIR/s/zz; shown there only" "$ZF_LOG" ||
+        fail "log: $(cat "$ZF_LOG")"
+    grep -q "$HS_DIR/s/ok-link: the same directory as $HS_DIR/s/zz/ok; shown there only" "$ZF_LOG" ||
+        fail "log: $(cat "$ZF_LOG")"
+}
+
+@test "hostile: a directory reached only through a symlink shows under the symlink" {
+    hs_store s
+    mkdir "$HS_DIR/s/raw" # no Zarr metadata: not walked as a group
+    mv "$HS_DIR/s/ok" "$HS_DIR/s/raw/ok"
+    ln -s raw/ok "$HS_DIR/s/ok1"
+    ln -s raw/ok "$HS_DIR/s/ok2"
+    zf_mount "$HS_DIR/s" -o timeout=600
+    hs_listing "$ZF_MNT"
+    assert_output "./bad.csv
+./bad.txt
+./ok1.csv
+./ok1.txt"
+    hs_run cat "$ZF_MNT/ok1.txt"
+    [[ $output == "$(cat "$HS_DIR/s.expected/ok.txt")" ]] || fail "ok1.txt differs"
+    grep -q "$HS_DIR/s/ok2: the same directory as $HS_DIR/s/ok1; shown there only" "$ZF_LOG" ||
+        fail "log: $(cat "$ZF_LOG")"
+}
+
+@test "hostile: eight symlinks to . (8^64 paths) mount at once" {
+    hs_store s
+    local i
+    for i in 1 2 3 4 5 6 7 8; do ln -s . "$HS_DIR/s/l$i"; done
+    zf_mount "$HS_DIR/s" -o timeout=600
+    hs_listing "$ZF_MNT"
+    (($(wc -l <<<"$output") == 4)) || fail "listing: $output"
+    (($(grep -c "symlink loop" "$ZF_LOG") == 8)) || fail "log: $(cat "$ZF_LOG")"
+}
