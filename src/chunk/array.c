@@ -62,6 +62,11 @@ const zf_meta *zf_array_meta(const zf_array *a)
     return &a->meta;
 }
 
+const zf_store *zf_array_store(const zf_array *a)
+{
+    return a->store;
+}
+
 const char *zf_array_path(const zf_array *a)
 {
     return a->path;
@@ -489,8 +494,7 @@ static void fp_meta(const zf_array *a, zf_fp *fp)
     const zf_meta *m = &a->meta;
     char codecs[1024];
     zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
-    zf_fp_add(fp, zf_store_path(a->store), strlen(zf_store_path(a->store)));
-    zf_fp_add(fp, a->path, strlen(a->path));
+    zf_fp_add(fp, a->path, strlen(a->path)); /* not the store's: chunk stamps name the files */
     zf_fp_add(fp, m->shape, sizeof m->shape);
     zf_fp_add(fp, m->chunks, sizeof m->chunks);
     zf_fp_add(fp, m->read_chunks, sizeof m->read_chunks);
