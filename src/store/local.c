@@ -189,7 +189,8 @@ static int local_read(const zf_store *s, const char *key, size_t max, zf_store_b
     uint64_t size = stamp->size;
     int rc = ZF_OK;
     if (size > max)
-        rc = ERR(ZF_ECORRUPT, "%llu bytes, more than the %zu allowed", (unsigned long long)size, max);
+        rc = ERR(ZF_ECORRUPT, "%llu bytes (%.1f MiB), more than the %zu (%.1f MiB) allowed",
+                 (unsigned long long)size, (double)size / (1 << 20), max, (double)max / (1 << 20));
     if (rc == ZF_OK)
         rc = zf_store_buf_reserve(b, (size_t)size);
     if (rc == ZF_OK)

@@ -12,13 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "base/log.h"
 #include "zarr/consolidated.h"
 
 #define ZF_MAX_DEPTH 64
-#define ZF_MAX_META (16u << 20) /* largest metadata document read */
+#define ZF_MAX_META ((size_t)16 << 20) /* largest metadata document of a node below the root */
 
 /* a directory walked, by identity, and where it was first walked */
 typedef struct seen_dir {
@@ -42,6 +43,7 @@ typedef struct walker {
     char cons_err[256];
     char path[ZF_KEY_MAX];      /* key of the node being visited ("" the root) */
     size_t plen;
+    size_t root_max;            /* largest document at the root (consolidated_limit) */
     seen_dir *seen;             /* open addressing, a power of two slots */
     size_t seen_cap, nseen;
     later *later;               /* a queue: walked in order, appended while walking */
@@ -103,7 +105,8 @@ static int read_doc(walker *w, const char *dir, const char *name, char **doc, si
         return ZF_ENOTFOUND;
     zf_store_buf buf = {NULL, 0};
     mix_stamp(w, key, NULL);
-    int rc = zf_store_read(w->store, key, ZF_MAX_META, &buf, n, NULL, why, sizeof why);
+    size_t max = *dir ? ZF_MAX_META : w->root_max;
+    int rc = zf_store_read(w->store, key, max, &buf, n, NULL, why, sizeof why);
     if (rc == ZF_OK) {
         *doc = (char *)buf.p; /* ownership passes to the caller */
         return ZF_OK;
@@ -200,7 +203,11 @@ static int classify_cons(walker *w, const char *path, zf_node_kind *kind, zf_met
         return ZF_ENOTFOUND;
     char err[256] = "";
     int rc = ZF_OK;
-    if (e->zarr_format == 3)
+    if (e->doc_len > ZF_MAX_META || e->attrs_len > ZF_MAX_META) {
+        snprintf(err, sizeof err, "its entry is %zu bytes, more than the %zu allowed for a node",
+                 e->doc_len > e->attrs_len ? e->doc_len : e->attrs_len, ZF_MAX_META);
+        rc = ZF_ECORRUPT;
+    } else if (e->zarr_format == 3)
         rc = zf_meta_parse_v3(e->doc, e->doc_len, kind, m, err, sizeof err);
     else if (e->v2_group)
         *kind = ZF_KIND_GROUP;
@@ -527,6 +534,20 @@ static void root_array_name(const zf_store *s, char *buf, size_t cap)
         snprintf(buf, cap, "array");
 }
 
+/* largest document read at the root, where consolidated metadata (the
+ * root zarr.json, .zmetadata) holds every node's: 1/16 of physical memory
+ * (reading one costs about twice its size), at least ZF_MAX_META */
+static size_t root_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0)
+        return ZF_MAX_META;
+    uint64_t mem = (uint64_t)pages > UINT64_MAX / (uint64_t)page ? UINT64_MAX
+                                                                : (uint64_t)pages * (uint64_t)page;
+    uint64_t limit = mem / 16 < SIZE_MAX / 4 ? mem / 16 : SIZE_MAX / 4;
+    return limit > ZF_MAX_META ? (size_t)limit : ZF_MAX_META;
+}
+
 /* free what only the walk needed */
 static void walker_free(walker *w)
 {
@@ -549,7 +570,8 @@ int zf_tree_walk(zf_tree *t)
     w->store = t->store;
     char name[256];
     root_array_name(w->store, name, sizeof name);
-    w->cons_rc = zf_cons_load(w->store, ZF_MAX_META, &w->cons, w->cons_err, sizeof w->cons_err);
+    w->root_max = root_limit();
+    w->cons_rc = zf_cons_load(w->store, w->root_max, &w->cons, w->cons_err, sizeof w->cons_err);
     int rc = w->cons_rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_OK;
     if (w->cons) { /* the document all nodes' metadata comes from */
         zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));
