@@ -20,6 +20,8 @@
 
 #define ZF_MAX_DEPTH 64
 #define ZF_MAX_META ((size_t)16 << 20) /* largest metadata document of a node below the root */
+#define ZF_NAME_MAX 255                 /* longest file name (Linux NAME_MAX) */
+#define ZF_STEM_MAX (ZF_NAME_MAX - 5)   /* longest array file stem: room for ".info" */
 
 /* a directory walked, by identity, and where it was first walked */
 typedef struct seen_dir {
@@ -48,6 +50,7 @@ typedef struct walker {
     size_t seen_cap, nseen;
     later *later;               /* a queue: walked in order, appended while walking */
     size_t nlater, later_cap;
+    size_t shown, other, left_out; /* arrays shown, arrays of other types, nodes left out */
 } walker;
 
 /* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
@@ -72,7 +75,7 @@ static int stamp_usable(const zf_stamp *st)
 static int safe_name(const char *s)
 {
     size_t len = strlen(s);
-    if (len == 0 || len > 250 || !strcmp(s, ".") || !strcmp(s, ".."))
+    if (len == 0 || len > ZF_NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
         return 0;
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
@@ -117,6 +120,29 @@ static int read_doc(walker *w, const char *dir, const char *name, char **doc, si
     return rc;
 }
 
+/* the stem of an array's file names into stem: the name itself when NAME.info
+ * fits NAME_MAX, else its first bytes (whole UTF-8 characters), "~" and 8 hex
+ * digits of a hash of the whole name; returns whether it was shortened */
+static int file_stem(const char *name, char stem[ZF_STEM_MAX + 1])
+{
+    size_t len = strlen(name);
+    if (len <= ZF_STEM_MAX) {
+        memcpy(stem, name, len + 1);
+        return 0;
+    }
+    size_t keep = ZF_STEM_MAX - 9;
+    while (keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80) /* not inside a character */
+        keep--;
+    zf_fp fp;
+    zf_fp_init(&fp);
+    zf_fp_add(&fp, name, len);
+    snprintf(stem, ZF_STEM_MAX + 1, "%.*s~%08x", (int)keep, name, (unsigned)(fp.a >> 32));
+    return 1;
+}
+
+/* add the files of the timedelta64 array at path (named name, in directory
+ * dir); takes m's contents.  The array keeps its whole name (the CSV header,
+ * .info), its files a stem that fits */
 static int add_array(walker *w, size_t dir, const char *name, const char *path, zf_meta *m)
 {
     zf_tree *t = w->t;
@@ -139,10 +165,15 @@ static int add_array(walker *w, size_t dir, const char *name, const char *path, 
     }
     t->arrays[t->narrays] = a;
     t->layouts[t->narrays++] = l;
+    w->shown++;
+    char stem[ZF_STEM_MAX + 1];
+    if (file_stem(name, stem))
+        zf_log("%s/%s: the name is longer than %d bytes; its files are %s.txt, .csv and .info",
+               zf_store_path(w->store), path, ZF_STEM_MAX, stem);
     static const char *const ext[3] = {".txt", ".csv", ".info"};
     for (int v = 0; v < 3; v++) {
-        char fname[300];
-        snprintf(fname, sizeof fname, "%s%s", name, ext[v]);
+        char fname[ZF_STEM_MAX + 6];
+        snprintf(fname, sizeof fname, "%s%s", stem, ext[v]);
         size_t id = zf_tree_add_node(t, dir, fname, 0);
         if (!id)
             return ZF_ENOMEM;
@@ -476,16 +507,20 @@ __attribute__((noinline)) static int visit_node(walker *w, size_t dir, const cha
     int rc = classify(w, w->path, &kind, &m);
     if (rc == ZF_ENOMEM)
         return rc;
-    if (rc) /* a broken root fails the whole tree; anything deeper is left out */
+    if (rc) { /* a broken root fails the whole tree; anything deeper is left out */
+        w->left_out += rc != ZF_ENOTFOUND;
         return depth == 0 ? rc : ZF_OK;
+    }
     if (kind == ZF_KIND_GROUP) {
         if (depth == 0)
             log_cons_unused(w);
         *group = 1;
         return ZF_OK;
     }
-    if (kind != ZF_KIND_TIMEDELTA)
+    if (kind != ZF_KIND_TIMEDELTA) {
+        w->other++;
         return ZF_OK;
+    }
     rc = add_array(w, dir, name, w->path, &m);
     zf_meta_clear(&m);
     return rc;
@@ -583,6 +618,9 @@ int zf_tree_walk(zf_tree *t)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)
         rc = walk_later(w);
+    if (rc == ZF_OK && !t->opts->generation) /* at mount; not on every re-check */
+        zf_log("%zu arrays found, %zu shown (%zu of other data types); %zu nodes left out for "
+               "their metadata", w->shown + w->other, w->shown, w->other, w->left_out);
     walker_free(w);
     return rc;
 }
