@@ -229,11 +229,12 @@ static int local_stamp(const zf_store *s, const char *key, zf_stamp *stamp)
     int fd = open_key(l, key, O_PATH);
     if (fd < 0) {
         int rc = open_error(l, key, errno, NULL, 0);
-        if (rc == ZF_ECORRUPT) { /* a symlink not followed: stamp the link itself */
+        if (rc == ZF_ECORRUPT) { /* a symlink not followed (here or above): stamp the link */
             memset(stamp, 0, sizeof *stamp);
-            stamp->kind = ZF_STORE_LINK;
             if (*key && fstatat(l->dirfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0)
                 stamp_of(&st, stamp);
+            stamp->kind = ZF_STORE_LINK;
+            stamp->size = 0;
             return ZF_OK;
         }
         return rc;

@@ -45,7 +45,7 @@ typedef struct walker {
     char cons_err[256];
     char path[ZF_KEY_MAX];      /* key of the node being visited ("" the root) */
     size_t plen;
-    size_t root_max;            /* largest document at the root (consolidated_limit) */
+    size_t root_max;            /* largest document at the root (root_limit) */
     seen_dir *seen;             /* open addressing, a power of two slots */
     size_t seen_cap, nseen;
     later *later;               /* a queue: walked in order, appended while walking */

@@ -13,7 +13,17 @@
 load helpers
 
 HS_GEN=$ZF_REPO/tests/e2e/hostile_gen.py
-if [[ ${ZF_VALGRIND:-0} != 0 ]]; then HS_TIMEOUT=${HS_TIMEOUT:-90}; else HS_TIMEOUT=${HS_TIMEOUT:-10}; fi
+# Symlinks that stay inside the store are followed through openat2
+# (RESOLVE_BENEATH); valgrind (3.19) has no openat2, and the daemon's fallback
+# then refuses every symlink unless -o follow_symlinks: the cases about
+# symlinks inside the store add that option under valgrind.
+if [[ ${ZF_VALGRIND:-0} != 0 ]]; then
+    HS_TIMEOUT=${HS_TIMEOUT:-90}
+    HS_INSIDE=(-o follow_symlinks)
+else
+    HS_TIMEOUT=${HS_TIMEOUT:-10}
+    HS_INSIDE=()
+fi
 
 setup() {
     zf_mktemp HS_DIR
@@ -115,7 +125,7 @@ hs_expect_left_out() {
     hs_store s
     mkfifo "$HS_DIR/s/fifo"
     ln -sf ../../fifo "$HS_DIR/s/bad/c/1"
-    hs_expect_damaged_chunk "$HS_DIR/s" "FIFO"
+    hs_expect_damaged_chunk "$HS_DIR/s" "FIFO" "${HS_INSIDE[@]}"
 }
 
 @test "hostile: a FIFO outside the store with -o follow_symlinks is a damaged chunk" {
@@ -181,9 +191,9 @@ hs_expect_left_out() {
     rm "$HS_DIR/s/zarr.json" && mkfifo "$HS_DIR/s/zarr.json"
     mkdir "$HS_DIR/mnt"
     zf_daemon_argv -f "$HS_DIR/s" "$HS_DIR/mnt"
-    hs_run timeout -k 5 "$HS_TIMEOUT" "${ZF_ARGV[@]}"
+    hs_run "${ZF_ARGV[@]}" # the watchdog kills it if it hangs
     zf_is_mounted "$HS_DIR/mnt" && { fusermount3 -uz "$HS_DIR/mnt"; fail "mounted"; }
-    [[ $status == 1 ]] || fail "exit status $status (124: it hung); output: $output"
+    [[ $status == 1 ]] || fail "exit status $status; output: $output"
     [[ $(wc -l <<<"$output") == 1 && $output == *zarr.json* && $output == *FIFO* ]] ||
         fail "want one line naming zarr.json as a FIFO: $output"
 }
@@ -192,8 +202,8 @@ hs_expect_left_out() {
     mkfifo "$HS_DIR/fifo-store"
     mkdir "$HS_DIR/mnt"
     zf_daemon_argv -f "$HS_DIR/fifo-store" "$HS_DIR/mnt"
-    hs_run timeout -k 5 "$HS_TIMEOUT" "${ZF_ARGV[@]}"
-    [[ $status == 1 ]] || fail "exit status $status (124: it hung); output: $output"
+    hs_run "${ZF_ARGV[@]}" # the watchdog kills it if it hangs
+    [[ $status == 1 ]] || fail "exit status $status; output: $output"
 }
 
 @test "hostile: a FIFO as a persisted index file is ignored; the index is recomputed" {
@@ -224,7 +234,7 @@ hs_listing() {
     hs_store s
     ln -s . "$HS_DIR/s/a"
     ln -s . "$HS_DIR/s/b"
-    zf_mount "$HS_DIR/s" -o timeout=600 # no re-walks while the test runs
+    zf_mount "$HS_DIR/s" -o timeout=600 "${HS_INSIDE[@]}" # no re-walks while the test runs
     hs_listing "$ZF_MNT"
     assert_output "./bad.csv
 ./bad.txt
@@ -245,7 +255,7 @@ hs_listing() {
     mv "$HS_DIR/s/ok" "$HS_DIR/s/g/ok"
     ln -s .. "$HS_DIR/s/g/up"
     ln -s ../g "$HS_DIR/s/g/self"
-    zf_mount "$HS_DIR/s" -o timeout=600
+    zf_mount "$HS_DIR/s" -o timeout=600 "${HS_INSIDE[@]}"
     hs_listing "$ZF_MNT"
     assert_output "./bad.csv
 ./bad.txt
@@ -262,7 +272,7 @@ hs_listing() {
     mv "$HS_DIR/s/ok" "$HS_DIR/s/zz/ok"
     ln -s zz "$HS_DIR/s/aa" # sorts first, but the real path wins
     ln -s zz/ok "$HS_DIR/s/ok-link"
-    zf_mount "$HS_DIR/s" -o timeout=600
+    zf_mount "$HS_DIR/s" -o timeout=600 "${HS_INSIDE[@]}"
     hs_listing "$ZF_MNT"
     assert_output "./bad.csv
 ./bad.txt
@@ -281,7 +291,7 @@ hs_listing() {
     mv "$HS_DIR/s/ok" "$HS_DIR/s/raw/ok"
     ln -s raw/ok "$HS_DIR/s/ok1"
     ln -s raw/ok "$HS_DIR/s/ok2"
-    zf_mount "$HS_DIR/s" -o timeout=600
+    zf_mount "$HS_DIR/s" -o timeout=600 "${HS_INSIDE[@]}"
     hs_listing "$ZF_MNT"
     assert_output "./bad.csv
 ./bad.txt
@@ -297,7 +307,7 @@ hs_listing() {
     hs_store s
     local i
     for i in 1 2 3 4 5 6 7 8; do ln -s . "$HS_DIR/s/l$i"; done
-    zf_mount "$HS_DIR/s" -o timeout=600
+    zf_mount "$HS_DIR/s" -o timeout=600 "${HS_INSIDE[@]}"
     hs_listing "$ZF_MNT"
     (($(wc -l <<<"$output") == 4)) || fail "listing: $output"
     (($(grep -c "symlink loop" "$ZF_LOG") == 8)) || fail "log: $(cat "$ZF_LOG")"

@@ -65,11 +65,13 @@ static void make_store(void)
     close(s);
     path(p, sizeof p, "null");
     CHECK(symlink("/dev/null", p) == 0, "symlink: %s", strerror(errno));
+    path(p, sizeof p, "up");
+    CHECK(symlink("/", p) == 0, "symlink: %s", strerror(errno));
 }
 
 static void remove_store(void)
 {
-    static const char *const names[] = {"a", "d/b", "d", "in", "out", "dangling", "fifo", "sock", "null"};
+    static const char *const names[] = {"a", "d/b", "d", "in", "out", "dangling", "fifo", "sock", "null", "up"};
     char p[512];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         path(p, sizeof p, names[i]);
@@ -173,8 +175,8 @@ static void test_list(zf_store *s)
 {
     seen c = {0};
     CHECK(zf_store_list(s, "", count_entry, &c) == ZF_OK, "list root");
-    /* a, in (-> a); d; fifo, sock; out, dangling, null (-> /dev/null leaves the store) */
-    CHECK(c.files == 2 && c.dirs == 1 && c.others == 2 && c.links == 3 && c.aliases == 4,
+    /* a, in (-> a); d; fifo, sock; out, dangling, null (-> /dev/null), up (-> /) */
+    CHECK(c.files == 2 && c.dirs == 1 && c.others == 2 && c.links == 4 && c.aliases == 5,
           "kinds: %d files, %d dirs, %d others, %d links, %d aliases", c.files, c.dirs, c.others,
           c.links, c.aliases);
     int calls = 0;
@@ -204,6 +206,8 @@ static void test_stamp_identity(zf_store *s)
           "absent key");
     CHECK(zf_store_stamp(s, "out", &after) == ZF_OK && after.kind == ZF_STORE_LINK,
           "a symlink leaving the store is stamped as a link");
+    CHECK(zf_store_stamp(s, "up/etc", &after) == ZF_OK && after.kind == ZF_STORE_LINK,
+          "a key beneath a symlink leaving the store is stamped as a link, not what is outside");
 }
 
 int main(void)
