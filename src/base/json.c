@@ -257,3 +257,29 @@ int zf_json_raw_int64(const char *text, size_t n, const char *key, int64_t *out)
     scan s = {val, val + vlen};
     return raw_integer(&s, out);
 }
+
+int zf_json_raw_int_array(const char *text, size_t n, int64_t *out, unsigned cap, unsigned *count)
+{
+    scan s = {text, text + n};
+    unsigned k = 0;
+    skip_ws(&s);
+    if (s.p >= s.end || *s.p++ != '[')
+        return ZF_ECORRUPT;
+    skip_ws(&s);
+    if (s.p < s.end && *s.p == ']') {
+        *count = 0;
+        return ZF_OK;
+    }
+    for (;;) {
+        skip_ws(&s);
+        if (k == cap || raw_integer(&s, &out[k++]) != ZF_OK || !skip_value(&s))
+            return ZF_ECORRUPT;
+        skip_ws(&s);
+        if (s.p < s.end && *s.p == ']') {
+            *count = k;
+            return ZF_OK;
+        }
+        if (s.p >= s.end || *s.p++ != ',')
+            return ZF_ECORRUPT;
+    }
+}

@@ -35,6 +35,11 @@ int zf_json_only_keys(const cJSON *config, const char *const *allowed, const cha
  * if it is an integer out of range. */
 int zf_json_raw_int64(const char *text, size_t n, const char *key, int64_t *out);
 
+/* Read the JSON array text of integer literals ("[1, 2, 3]") exactly into
+ * out (room for cap), their number into *count.  ZF_ECORRUPT if text is
+ * anything else (another value in it, more than cap, out of int64). */
+int zf_json_raw_int_array(const char *text, size_t n, int64_t *out, unsigned cap, unsigned *count);
+
 /* Longest object key (unescaped, with its NUL) the raw member reader accepts. */
 #define ZF_JSON_KEY_MAX 4096
 

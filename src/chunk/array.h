@@ -27,6 +27,9 @@ void zf_array_free(zf_array *a);
 /* The array's metadata (owned by the array). */
 const zf_meta *zf_array_meta(const zf_array *a);
 
+/* The store the array reads from. */
+const zf_store *zf_array_store(const zf_array *a);
+
 /* The array's key prefix in the store ("" for a root array). */
 const char *zf_array_path(const zf_array *a);
 
@@ -58,11 +61,14 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
  * prefetches (cache.h); no effect otherwise or past the last chunk. */
 void zf_array_prefetch(zf_array *a, uint64_t index);
 
-/* Record the stamp (size, mtime) of every stored chunk, and mix into fp
- * everything the array's values depend on: store and array path, metadata and
- * those stamps.  From then on a chunk whose stamp differs when it is loaded
- * fails with ZF_ESTALE instead of mixing old and new data.  Call once, before
- * the first chunk is read.  Returns 0 or ZF_ENOMEM. */
+/* Record the stamp (store.h) of every stored chunk, and mix into fp
+ * everything the array's values depend on: the array's path, its metadata
+ * and those stamps (which identify each chunk file by device, inode, ctime,
+ * size and mtime, so a store moved within its file system keeps its
+ * fingerprint and a copy gets a new one).  From then on a chunk whose
+ * stamp differs when it is loaded fails with ZF_ESTALE instead of mixing old
+ * and new data.  Call once, before the first chunk is read.  Returns 0 or
+ * ZF_ENOMEM. */
 int zf_array_snapshot(zf_array *a, zf_fp *fp);
 
 /* Has any stored chunk changed since zf_array_snapshot?  (0 if never taken.) */

@@ -1,36 +1,15 @@
-/* tree.c - walk a store's metadata into the directory tree zarrfs shows. */
-#include "tree/tree.h"
+/* tree.c - the directory tree zarrfs shows: nodes, their numbers, lookups
+ * (the walk of the store that makes the nodes is in walk.c). */
+#include "tree_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "zarr/consolidated.h"
 #include "base/err.h"
 #include "base/log.h"
 
-#define ZF_MAX_DEPTH 64
-#define ZF_MAX_META (16u << 20) /* largest metadata document read */
-
-struct zf_tree {
-    zf_node *nodes;               /* node with id k is nodes[k - 1] */
-    size_t count, cap;
-    size_t *by_ino;               /* open-addressing table of ids, keyed by ino */
-    size_t table_size;            /* a power of two, > 2 * count */
-    zf_fp fp;                     /* order-independent sum over nodes and metadata stamps */
-    zf_array **arrays;
-    zf_layout **layouts;
-    size_t narrays, arrays_cap;
-    const zf_store *store;
-    zf_cache *cache;
-    const zf_layout_opts *opts;
-    zf_cons *cons;                /* consolidated metadata, while building; NULL if none */
-    int cons_rc;                  /* why cons is NULL (ZF_ENOTFOUND: the store has none) */
-    char cons_err[256];
-};
-
-/* append a node under directory id parent (0: none); returns its id, 0 on failure */
-static size_t add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
+size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
 {
     if (t->count == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
@@ -57,8 +36,8 @@ static size_t add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
     return id;
 }
 
-/* mix one fact about the store into the tree's order-independent fingerprint */
-static void fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
+/* an order-independent sum: the walk may visit nodes in any order */
+void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
 {
     zf_fp one;
     zf_fp_init(&one);
@@ -66,251 +45,6 @@ static void fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
     zf_fp_add(&one, data, n);
     t->fp.a += one.a;
     t->fp.b += one.b;
-}
-
-/* is name safe as one path component (UTF-8, no control characters)? */
-static int safe_name(const char *s)
-{
-    size_t len = strlen(s);
-    if (len == 0 || len > 250 || !strcmp(s, ".") || !strcmp(s, ".."))
-        return 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p, extra = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
-                               : (c & 0xF8) == 0xF0 ? 3 : 9;
-        if (c < 0x20 || c == 0x7F || c == '/' || extra == 9 || (extra == 1 && c < 0xC2))
-            return 0;
-        for (unsigned i = 1; i <= extra; i++)
-            if ((p[i] & 0xC0) != 0x80)
-                return 0;
-        p += 1 + extra;
-    }
-    return 1;
-}
-
-static void join(char *buf, size_t cap, const char *dir, const char *name)
-{
-    snprintf(buf, cap, "%s%s%s", dir, *dir ? "/" : "", name);
-}
-
-/* read a metadata document at dir/name; NULL if absent (logs other errors) */
-static char *read_doc(zf_tree *t, const char *dir, const char *name, size_t *n)
-{
-    char key[ZF_KEY_MAX];
-    join(key, sizeof key, dir, name);
-    uint8_t *buf = NULL;
-    zf_stamp st;
-    zf_store_stamp(t->store, key, &st);
-    fp_mix((zf_tree *)t, key, &st, sizeof st);
-    int rc = zf_store_read(t->store, key, ZF_MAX_META, &buf, n);
-    if (rc == ZF_OK)
-        return (char *)buf;
-    if (rc == ZF_ECORRUPT)
-        zf_log("%s/%s: not a regular file inside the store, or larger than %u MiB",
-               zf_store_path(t->store), key, ZF_MAX_META >> 20);
-    else if (rc != ZF_ENOTFOUND)
-        zf_log("%s/%s: %s", zf_store_path(t->store), key, zf_strerror(rc));
-    return NULL;
-}
-
-static int add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m)
-{
-    if (t->narrays == t->arrays_cap) {
-        size_t cap = t->arrays_cap ? t->arrays_cap * 2 : 16;
-        zf_array **a = realloc(t->arrays, cap * sizeof *a);
-        zf_layout **l = a ? realloc(t->layouts, cap * sizeof *l) : NULL;
-        if (a)
-            t->arrays = a;
-        if (!l)
-            return ZF_ENOMEM;
-        t->layouts = l;
-        t->arrays_cap = cap;
-    }
-    zf_array *a = zf_array_new(t->store, path, m, t->cache);
-    zf_layout *l = a ? zf_layout_new(a, name, t->opts) : NULL;
-    if (!l) {
-        zf_array_free(a);
-        return ZF_ENOMEM;
-    }
-    t->arrays[t->narrays] = a;
-    t->layouts[t->narrays++] = l;
-    static const char *const ext[3] = {".txt", ".csv", ".info"};
-    for (int v = 0; v < 3; v++) {
-        char fname[300];
-        snprintf(fname, sizeof fname, "%s%s", name, ext[v]);
-        size_t id = add_node(t, dir, fname, 0);
-        if (!id)
-            return ZF_ENOMEM;
-        t->nodes[id - 1].layout = l;
-        t->nodes[id - 1].view = (zf_view)v;
-    }
-    return ZF_OK;
-}
-
-static int walk(zf_tree *t, size_t dir, const char *path, const char *name, int depth);
-
-typedef struct list_ctx {
-    zf_tree *t;
-    size_t dir;
-    const char *path;
-    int depth;
-    int rc;
-} list_ctx;
-
-static int visit_child(void *arg, const char *name, int is_dir)
-{
-    list_ctx *c = arg;
-    if (!is_dir)
-        return 0;
-    char path[ZF_KEY_MAX];
-    join(path, sizeof path, c->path, name);
-    if (!safe_name(name)) {
-        zf_log("%s/%s: name is not safe as a file name; skipped", zf_store_path(c->t->store), path);
-        return 0;
-    }
-    int rc = walk(c->t, c->dir, path, name, c->depth + 1);
-    return rc == ZF_ENOMEM ? (c->rc = rc) : 0;
-}
-
-static int walk_group(zf_tree *t, size_t parent, const char *path, const char *name, int depth)
-{
-    size_t dir = parent;
-    if (depth > 0 && !(dir = add_node(t, parent, name, 1)))
-        return ZF_ENOMEM;
-    if (depth >= ZF_MAX_DEPTH) {
-        zf_log("%s/%s: groups nested deeper than %d; children skipped", zf_store_path(t->store), path,
-               ZF_MAX_DEPTH);
-        return ZF_OK;
-    }
-    list_ctx c = {t, dir, path, depth, ZF_OK};
-    int rc = zf_store_list(t->store, path, visit_child, &c);
-    return c.rc ? c.rc : rc == ZF_ENOMEM ? rc : ZF_OK;
-}
-
-/* log why path is left out (or why the root is unusable) */
-static void log_invalid(const zf_tree *t, const char *path, const char *err)
-{
-    if (*path)
-        zf_log("%s/%s: left out: %s", zf_store_path(t->store), path, err);
-    else
-        zf_log("%s: invalid root metadata: %s", zf_store_path(t->store), err);
-}
-
-/* is the node's own document dir/name newer than the consolidated copy? */
-static int newer_than_cons(zf_tree *t, const char *dir, const char *name)
-{
-    char key[ZF_KEY_MAX];
-    join(key, sizeof key, dir, name);
-    zf_stamp st;
-    int rc = zf_store_stamp(t->store, key, &st);
-    fp_mix(t, key, &st, sizeof st);
-    return rc == ZF_OK && st.mtime > zf_cons_stamp(t->cons)->mtime;
-}
-
-/* classify the root from the copy the consolidated metadata keeps (v3) */
-static int classify_cons_root(zf_tree *t, zf_node_kind *kind, zf_meta *m)
-{
-    size_t n;
-    const char *doc = zf_cons_root(t->cons, &n);
-    if (!doc)
-        return ZF_ENOTFOUND;
-    char err[256] = "";
-    int rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
-    if (rc)
-        log_invalid(t, "", err);
-    return rc;
-}
-
-/* classify path from the consolidated metadata; ZF_ENOTFOUND (read the
- * node's own metadata instead) if it has no valid, current entry for path */
-static int classify_cons(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m)
-{
-    if (t->cons && !*path)
-        return classify_cons_root(t, kind, m);
-    const zf_cons_node *e = t->cons ? zf_cons_find(t->cons, path) : NULL;
-    if (!e || !e->doc)
-        return ZF_ENOTFOUND;
-    int newer = e->zarr_format == 3
-                    ? newer_than_cons(t, path, "zarr.json")
-                    : newer_than_cons(t, path, e->v2_group ? ".zgroup" : ".zarray") |
-                          newer_than_cons(t, path, ".zattrs");
-    if (newer)
-        return ZF_ENOTFOUND;
-    char err[256] = "";
-    int rc = ZF_OK;
-    if (e->zarr_format == 3)
-        rc = zf_meta_parse_v3(e->doc, e->doc_len, kind, m, err, sizeof err);
-    else if (e->v2_group)
-        *kind = ZF_KIND_GROUP;
-    else
-        rc = zf_meta_parse_v2(e->doc, e->doc_len, e->attrs, e->attrs_len, kind, m, err, sizeof err);
-    if (rc && rc != ZF_ENOMEM) {
-        zf_log("%s/%s: consolidated metadata ignored for this node: %s", zf_store_path(t->store),
-               path, err);
-        return ZF_ENOTFOUND;
-    }
-    return rc;
-}
-
-/* what is at path: ZF_OK with *kind (and *m for timedelta arrays),
- * ZF_ENOTFOUND if no Zarr metadata, or an error already logged */
-static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m)
-{
-    char err[256] = "";
-    size_t n, an = 0;
-    int rc = classify_cons(t, path, kind, m);
-    if (rc != ZF_ENOTFOUND)
-        return rc;
-    char *doc = read_doc(t, path, "zarr.json", &n);
-    if (doc) {
-        rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
-    } else if ((doc = read_doc(t, path, ".zarray", &n))) {
-        char *attrs = read_doc(t, path, ".zattrs", &an);
-        rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
-        free(attrs);
-    } else {
-        char key[ZF_KEY_MAX];
-        join(key, sizeof key, path, ".zgroup");
-        *kind = ZF_KIND_GROUP;
-        zf_stamp st;
-        rc = zf_store_stamp(t->store, key, &st) == ZF_OK ? ZF_OK : ZF_ENOTFOUND;
-        fp_mix(t, key, &st, sizeof st);
-        return rc;
-    }
-    free(doc);
-    if (rc)
-        log_invalid(t, path, err);
-    return rc;
-}
-
-/* log why the root group's consolidated metadata is not used, if it has some */
-static void log_cons_unused(const zf_tree *t)
-{
-    if (t->cons_rc != ZF_OK && t->cons_rc != ZF_ENOTFOUND)
-        zf_log("%s: consolidated metadata not used, every node's own metadata is read: %s",
-               zf_store_path(t->store), t->cons_err);
-}
-
-/* add the node at path (named name in directory dir) and its descendants */
-static int walk(zf_tree *t, size_t dir, const char *path, const char *name, int depth)
-{
-    zf_node_kind kind;
-    zf_meta m;
-    memset(&m, 0, sizeof m);
-    int rc = classify(t, path, &kind, &m);
-    if (rc == ZF_ENOMEM)
-        return rc;
-    if (rc) /* a broken root fails the whole tree; anything deeper is left out */
-        return depth == 0 ? rc : ZF_OK;
-    if (kind == ZF_KIND_GROUP && depth == 0)
-        log_cons_unused(t);
-    if (kind == ZF_KIND_GROUP)
-        return walk_group(t, dir, path, name, depth);
-    if (kind != ZF_KIND_TIMEDELTA)
-        return ZF_OK;
-    rc = add_array(t, dir, name, path, &m);
-    zf_meta_clear(&m);
-    return rc;
 }
 
 static int by_name(const void *a, const void *b, void *arg)
@@ -337,19 +71,6 @@ static void sort_children(zf_tree *t)
         }
         d->nchildren = k;
     }
-}
-
-/* name for the files of a root array: the store directory without ".zarr" */
-static void root_array_name(const zf_store *s, char *buf, size_t cap)
-{
-    const char *base = strrchr(zf_store_path(s), '/');
-    base = base ? base + 1 : zf_store_path(s);
-    snprintf(buf, cap, "%s", base);
-    size_t len = strlen(buf);
-    if (len > 5 && !strcmp(buf + len - 5, ".zarr"))
-        buf[len - 5] = '\0';
-    if (!*buf || !safe_name(buf))
-        snprintf(buf, cap, "array");
 }
 
 /* number of the node whose view path is path (the root is ZF_ROOT_INO) */
@@ -380,20 +101,31 @@ static void table_put(zf_tree *t, size_t id)
     }
 }
 
-/* give node id (at view path) and its descendants their numbers */
-static void number(zf_tree *t, size_t id, uint64_t parent_ino, const char *path)
+/* the view path of the node being numbered, grown and cut as numbering
+ * goes down and up (one buffer, not one per level) */
+typedef struct numbering {
+    char path[ZF_KEY_MAX + 256]; /* a directory's key, then a file name */
+    size_t len;
+} numbering;
+
+/* give node id (at path->path) and its descendants their numbers */
+static void number(zf_tree *t, size_t id, uint64_t parent_ino, numbering *p)
 {
     zf_node *n = &t->nodes[id - 1];
-    n->ino = path_ino(path);
+    n->ino = path_ino(p->path);
     if (!n->is_dir && t->opts->generation) /* a new version of a file is a new inode */
         n->ino = (n->ino ^ (t->opts->generation * 0xD6E8FEB86659FD93ull)) | 2;
     n->parent = parent_ino ? parent_ino : n->ino;
     table_put(t, id);
+    size_t keep = p->len;
     for (size_t i = 0; i < n->nchildren; i++) {
-        char child[ZF_KEY_MAX];
-        join(child, sizeof child, path, t->nodes[n->children[i] - 1].name);
-        number(t, n->children[i], n->ino, child);
+        const char *name = t->nodes[n->children[i] - 1].name;
+        int w = snprintf(p->path + keep, sizeof p->path - keep, "%s%s", keep ? "/" : "", name);
+        p->len = w > 0 && (size_t)w < sizeof p->path - keep ? keep + (size_t)w : sizeof p->path - 1;
+        number(t, n->children[i], n->ino, p);
     }
+    p->len = keep;
+    p->path[keep] = '\0';
 }
 
 static int index_nodes(zf_tree *t)
@@ -401,9 +133,13 @@ static int index_nodes(zf_tree *t)
     t->table_size = 16;
     while (t->table_size < 2 * t->count + 1)
         t->table_size *= 2;
-    if (!(t->by_ino = calloc(t->table_size, sizeof *t->by_ino)))
+    numbering *p = calloc(1, sizeof *p);
+    if (!p || !(t->by_ino = calloc(t->table_size, sizeof *t->by_ino))) {
+        free(p);
         return ZF_ENOMEM;
-    number(t, 1, 0, "");
+    }
+    number(t, 1, 0, p);
+    free(p);
     return ZF_OK;
 }
 
@@ -416,16 +152,7 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
     t->store = store;
     t->cache = cache;
     t->opts = opts;
-    char name[256];
-    root_array_name(store, name, sizeof name);
-    t->cons_rc = zf_cons_load(store, ZF_MAX_META, &t->cons, t->cons_err, sizeof t->cons_err);
-    int rc = t->cons_rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_OK;
-    if (t->cons) /* the document all nodes' metadata comes from */
-        fp_mix(t, zf_cons_key(t->cons), zf_cons_stamp(t->cons), sizeof(zf_stamp));
-    if (rc == ZF_OK)
-        rc = add_node(t, 0, "", 1) ? walk(t, 1, "", name, 0) : ZF_ENOMEM;
-    zf_cons_free(t->cons);
-    t->cons = NULL;
+    int rc = zf_tree_add_node(t, 0, "", 1) ? zf_tree_walk(t) : ZF_ENOMEM;
     if (rc == ZF_OK) {
         sort_children(t);
         rc = index_nodes(t);

@@ -32,8 +32,13 @@ typedef struct zf_tree zf_tree;
 
 /* Walk the store and build the tree.  ZF_ENOTFOUND if the root holds no Zarr
  * metadata; ZF_ECORRUPT / ZF_EUNSUPPORTED (with a log line) if the root's own
- * metadata is invalid.  Arrays with invalid or unsupported metadata are left out with a
- * log line.  store and cache must outlive the tree. */
+ * metadata is invalid or cannot be read.  Arrays with invalid or unsupported
+ * metadata are left out with a log line.  Each directory is walked once (by
+ * device and inode): one reached again through a symlink (a loop, or a
+ * second path to it) is not shown again, with a log line; a directory shows
+ * under its real path if it has one, else under the first symlink to it in
+ * the walk (names in byte order, symlinks after every real path).  store and
+ * cache must outlive the tree. */
 int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *opts,
                   zf_tree **out);
 

@@ -3,10 +3,14 @@
  * A layout's offset index costs a decode pass to build; it is saved to
  * DIR/<fingerprint>.idx and reused by a later mount when the fingerprint
  * matches.  The fingerprint covers everything the index depends on: the
- * store and array path, the metadata, the text options, and the size and
- * modification time of every stored chunk, so any change invalidates it.
- * Files are written atomically (temp file + rename); damaged or foreign
- * files are ignored. */
+ * array path, the metadata, the text options, and the stamp of every stored
+ * chunk: device, inode, ctime, size and mtime, as git's index keys files,
+ * so that rewriting a chunk with the same size and restoring its mtime (tar
+ * -x, cp -p, rsync -a of another version) still invalidates it.  A store
+ * moved within its file system keeps its indexes; a copy (new inodes) gets
+ * its own.  The layout also checks a loaded index's last block against the
+ * chunks holding it (layout.c).  Files are written atomically (temp file +
+ * rename); damaged, foreign or non-regular files are ignored. */
 #ifndef ZF_IDXCACHE_H
 #define ZF_IDXCACHE_H
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/log.h"
 #include "view/idxcache.h"
 #include "view/info.h"
 #include "layout_impl.h"
@@ -319,6 +320,69 @@ static int run_pass(zf_layout *l)
     return ZF_OK;
 }
 
+/* the chunks holding the last block's elements (C order) into ci[]; their
+ * number, or 0 if more than cap chunks or runs would have to be visited */
+static unsigned last_block_chunks(const zf_layout *l, uint64_t *ci, unsigned cap)
+{
+    unsigned n = 0, last = l->ndim ? l->ndim - 1 : 0;
+    uint64_t runs = 0;
+    for (uint64_t g = (l->nblocks - 1) * l->block; g < l->nelems; runs++) {
+        uint64_t c[ZF_MAX_DIMS], k = 0, rem = g, run = 1;
+        if (runs == 64 * ZF_LAYOUT_BLOCK)
+            return 0;
+        for (unsigned d = l->ndim; d-- > 0;) {
+            c[d] = rem % l->m->shape[d];
+            rem /= l->m->shape[d];
+        }
+        for (unsigned d = 0; d < l->ndim; d++)
+            k = k * zf_array_grid(l->a, d) + c[d] / l->m->read_chunks[d];
+        if (l->ndim) {
+            uint64_t cend = (c[last] / l->m->read_chunks[last] + 1) * l->m->read_chunks[last];
+            run = (cend < l->m->shape[last] ? cend : l->m->shape[last]) - c[last];
+        }
+        unsigned i = 0;
+        while (i < n && ci[i] != k)
+            i++;
+        if (i == n && n == cap)
+            return 0;
+        if (i == n)
+            ci[n++] = k;
+        g += run;
+    }
+    return n;
+}
+
+/* is the last block of a persisted index as long as the text of the chunks
+ * holding it?  Those chunks are decoded (through the cache, where a reader
+ * of the end finds them) and measured; an index whose last block they do
+ * not match is stale (ZF_ESTALE) and would cut or pad the text.  ZF_OK also
+ * when not checked: the block spans more than a few chunks. */
+static int check_last_block(zf_layout *l)
+{
+    enum { CHUNKS = 8 };
+    uint64_t ci[CHUNKS], nb = l->nblocks, *kept[2] = {l->off[0], l->off[1]};
+    unsigned n = nb ? last_block_chunks(l, ci, CHUNKS) : 0;
+    if (n == 0)
+        return ZF_OK;
+    int rc = ZF_OK;
+    pass_scratch s = {NULL, {NULL, 0}};
+    for (int v = 0; v < 2; v++) /* measure into fresh sums: the loaded ones stay intact */
+        if (!(l->off[v] = calloc((size_t)nb + 1, sizeof(uint64_t))))
+            rc = ZF_ENOMEM;
+    for (unsigned i = 0; rc == ZF_OK && i < n; i++)
+        if ((rc = measure_chunk(l, ci[i], 0, &s)) == ZF_OK && l->bad)
+            rc = ZF_ESTALE; /* saved without damaged chunks: one now is a change */
+    for (int v = 0; v < 2; v++) {
+        if (rc == ZF_OK && l->off[v][nb] != kept[v][nb] - kept[v][nb - 1])
+            rc = ZF_ESTALE;
+        free(l->off[v]);
+        l->off[v] = kept[v];
+    }
+    free(s.values);
+    free(s.raw.p);
+    return rc;
+}
+
 /* snapshot the array's chunks; fp gets everything the offset index depends on */
 static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
 {
@@ -343,8 +407,12 @@ static int load_or_build(zf_layout *l)
         for (int v = 0; v < 2; v++)
             if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
                 return ZF_ENOMEM;
-        if (zf_idxcache_load(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]) == 0)
-            return ZF_OK;
+        if (zf_idxcache_load(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]) == 0) {
+            if ((rc = check_last_block(l)) != ZF_ESTALE)
+                return rc;
+            zf_log("%s/%s: the persisted offset index does not match the last chunks (stale); "
+                   "recomputing it", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
+        }
         for (int v = 0; v < 2; v++) {
             free(l->off[v]);
             l->off[v] = NULL;

@@ -23,9 +23,24 @@ void zf_meta_clear(zf_meta *m)
     m->pipeline = NULL;
 }
 
-/* a JSON array of ndim non-negative integers (min_value: 0 for shapes, 1 for chunks) */
-static int parse_dims(const cJSON *a, const char *what, int64_t min_value, unsigned *ndim,
-                      uint64_t *out, char *err, size_t errcap)
+/* the raw text of the value at the key path keys (NULL-terminated) in the
+ * JSON object text; NULL if a key is absent */
+static const char *raw_at(const char *text, size_t n, const char *const *keys, size_t *len)
+{
+    const char *span = text;
+    size_t slen = n;
+    for (; *keys; keys++)
+        if (zf_json_raw_member(span, slen, *keys, &span, &slen) != ZF_OK)
+            return NULL;
+    *len = slen;
+    return span;
+}
+
+/* a JSON array of ndim integers in [min_value, 2^56] (min_value: 0 for
+ * shapes, 1 for chunks); raw (may be NULL) is its text, read exactly (a
+ * double holds integers only up to 2^53) */
+static int parse_dims(const cJSON *a, const char *raw, size_t rawlen, const char *what,
+                      int64_t min_value, unsigned *ndim, uint64_t *out, char *err, size_t errcap)
 {
     if (!cJSON_IsArray(a))
         return ERR(ZF_ECORRUPT, "\"%s\" is not an array", what);
@@ -34,10 +49,16 @@ static int parse_dims(const cJSON *a, const char *what, int64_t min_value, unsig
         return ERR(ZF_EUNSUPPORTED, "\"%s\" has %d dimensions (at most %d)", what, n, ZF_MAX_DIMS);
     if (*ndim != (unsigned)-1 && (unsigned)n != *ndim)
         return ERR(ZF_ECORRUPT, "\"%s\" has %d dimensions, the shape has %u", what, n, *ndim);
+    int64_t exact[ZF_MAX_DIMS];
+    unsigned nexact = 0;
+    int have = raw && zf_json_raw_int_array(raw, rawlen, exact, ZF_MAX_DIMS, &nexact) == ZF_OK &&
+               nexact == (unsigned)n;
     unsigned i = 0;
     for (const cJSON *d = a->child; d; d = d->next, i++) {
-        int64_t v;
-        if (!zf_json_int(d, min_value, (int64_t)ZF_MAX_ELEMS, &v))
+        int64_t v = have ? exact[i] : 0;
+        int ok = have ? cJSON_IsNumber(d) && v >= min_value && v <= (int64_t)ZF_MAX_ELEMS
+                      : zf_json_int(d, min_value, (int64_t)ZF_MAX_ELEMS, &v);
+        if (!ok)
             return ERR(ZF_ECORRUPT, "\"%s\"[%u] is not an integer in [%lld, 2^56]", what, i,
                        (long long)min_value);
         out[i] = (uint64_t)v;
@@ -146,7 +167,8 @@ static int parse_key_encoding(const cJSON *enc, zf_meta *m, char *err, size_t er
     return ZF_OK;
 }
 
-static int parse_chunk_grid(const cJSON *grid, zf_meta *m, char *err, size_t errcap)
+static int parse_chunk_grid(const char *text, size_t n, const cJSON *grid, zf_meta *m, char *err,
+                            size_t errcap)
 {
     const char *name;
     const cJSON *config;
@@ -159,7 +181,10 @@ static int parse_chunk_grid(const cJSON *grid, zf_meta *m, char *err, size_t err
     if ((rc = zf_json_only_keys(config, keys, "regular chunk grid", err, errcap)))
         return rc;
     const cJSON *cs = config ? cJSON_GetObjectItemCaseSensitive(config, "chunk_shape") : NULL;
-    return parse_dims(cs, "chunk_shape", 1, &m->ndim, m->chunks, err, errcap);
+    static const char *const at[] = {"chunk_grid", "configuration", "chunk_shape", NULL};
+    size_t len = 0;
+    const char *raw = raw_at(text, n, at, &len);
+    return parse_dims(cs, raw, len, "chunk_shape", 1, &m->ndim, m->chunks, err, errcap);
 }
 
 /* unknown top-level keys are allowed only as {"must_understand": false, ...} */
@@ -188,10 +213,14 @@ static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta
     if (rc)
         return rc;
     m->ndim = (unsigned)-1;
-    if ((rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), "shape", 0, &m->ndim,
-                         m->shape, err, errcap)) ||
+    static const char *const shape_at[] = {"shape", NULL};
+    size_t slen = 0;
+    const char *shape = raw_at(text, n, shape_at, &slen);
+    if ((rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), shape, slen, "shape", 0,
+                         &m->ndim, m->shape, err, errcap)) ||
         (rc = count_elems(m, err, errcap)) ||
-        (rc = parse_chunk_grid(cJSON_GetObjectItemCaseSensitive(root, "chunk_grid"), m, err, errcap)) ||
+        (rc = parse_chunk_grid(text, n, cJSON_GetObjectItemCaseSensitive(root, "chunk_grid"), m,
+                               err, errcap)) ||
         (rc = parse_key_encoding(cJSON_GetObjectItemCaseSensitive(root, "chunk_key_encoding"), m,
                                  err, errcap)) ||
         (rc = parse_fill(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 0, m, err,
@@ -337,11 +366,14 @@ static int parse_v2_array(const char *text, size_t n, const cJSON *root, int big
 {
     m->ndim = (unsigned)-1;
     int rc;
-    if ((rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), "shape", 0, &m->ndim,
-                         m->shape, err, errcap)) ||
+    static const char *const shape_at[] = {"shape", NULL}, *const chunks_at[] = {"chunks", NULL};
+    size_t slen = 0, clen = 0;
+    const char *shape = raw_at(text, n, shape_at, &slen), *chunks = raw_at(text, n, chunks_at, &clen);
+    if ((rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), shape, slen, "shape", 0,
+                         &m->ndim, m->shape, err, errcap)) ||
         (rc = count_elems(m, err, errcap)) ||
-        (rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "chunks"), "chunks", 1, &m->ndim,
-                         m->chunks, err, errcap)) ||
+        (rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "chunks"), chunks, clen, "chunks",
+                         1, &m->ndim, m->chunks, err, errcap)) ||
         (rc = parse_fill(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 1, m, err,
                          errcap)))
         return rc;
@@ -416,4 +448,38 @@ int zf_meta_chunk_key(const zf_meta *m, const uint64_t *coords, char *buf, size_
     if (m->key_v2 && m->ndim == 0)
         len = (size_t)snprintf(buf, cap, "0");
     return len < cap ? ZF_OK : ZF_EINVAL;
+}
+
+/* parse one canonical decimal number at *p (no sign, no leading zeros) */
+static int key_number(const char **p, uint64_t *out)
+{
+    const char *q = *p;
+    uint64_t v = 0;
+    if (*q < '0' || *q > '9' || (q[0] == '0' && q[1] >= '0' && q[1] <= '9'))
+        return ZF_ENOTFOUND;
+    for (; *q >= '0' && *q <= '9'; q++) {
+        unsigned d = (unsigned)(*q - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return ZF_ENOTFOUND;
+        v = v * 10 + d;
+    }
+    *p = q;
+    *out = v;
+    return ZF_OK;
+}
+
+int zf_meta_chunk_coords(const zf_meta *m, const char *key, uint64_t *coords)
+{
+    if (m->key_v2 && m->ndim == 0)
+        return strcmp(key, "0") ? ZF_ENOTFOUND : ZF_OK;
+    const char *p = key;
+    if (!m->key_v2 && *p++ != 'c')
+        return ZF_ENOTFOUND;
+    for (unsigned i = 0; i < m->ndim; i++) {
+        if (!(m->key_v2 && i == 0) && *p++ != (m->separator == '/' ? '/' : '.'))
+            return ZF_ENOTFOUND;
+        if (key_number(&p, &coords[i]))
+            return ZF_ENOTFOUND;
+    }
+    return *p ? ZF_ENOTFOUND : ZF_OK;
 }
