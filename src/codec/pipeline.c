@@ -681,6 +681,11 @@ static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, uint8
         snprintf(err, errcap, "shard of %zu bytes is smaller than its index", n);
         return ZF_ECORRUPT;
     }
+    if (n > bytes_cap(p)) { /* as a whole-shard read refuses it (zf_pipeline_max_encoded) */
+        snprintf(err, errcap, "shard of %zu bytes is larger than any valid encoding (%zu)", n,
+                 bytes_cap(p));
+        return ZF_ECORRUPT;
+    }
     const uint8_t *ib = p->index_at_start ? in : in + n - p->index_bytes;
     uint64_t *idx = malloc(2 * p->inner_count * sizeof *idx);
     uint8_t *tmp = malloc(p->inner->nbytes ? p->inner->nbytes : 1);
