@@ -282,6 +282,14 @@ def array_cases():
         ("v2_delta_i8_as_f8", 2, (N_ARR,), "<i8",
          dict(filters=[NC.Delta(dtype="<i8", astype="<f8")], compressors=None),
          ns * 1000 + 3, None),
+        # numpy sums the float64 deltas, then casts each sum: [0.6] * 3 -> 0, 1, 1
+        ("v2_delta_i8_as_f8_fractions", 2, (N_ARR,), "<i8",
+         dict(filters=[NC.Delta(dtype="<i8", astype="<f8")], compressors=None), None,
+         np.array([0.6, 0.6, 0.6, -0.6, -2.5, 1e17, 3.0, 0.25] * 30, dtype="<f8").tobytes()),
+        # the first element is kept as it is (-0.0 stays -0.0)
+        ("v2_delta_f8_negative_zero", 2, (N_ARR,), "<f8",
+         dict(filters=[NC.Delta(dtype="<f8")], compressors=None), None,
+         np.array([-0.0, 1.5, -1.5, np.nan, 2.0, -np.inf] * 40, dtype="<f8").tobytes()),
         ("v2_delta_f4_as_f8", 2, (N_ARR,), "<f4",
          dict(filters=[NC.Delta(dtype="<f4", astype="<f8")], compressors=None),
          np.nan_to_num(arr_values("f4", 6), nan=1, posinf=2, neginf=3), None),
