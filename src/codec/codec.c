@@ -1,9 +1,10 @@
 /* codec.c - bytes-to-bytes codecs: metadata parsing and dispatch.
  *
  * The decoders themselves live in codec_<name>.c.  A codec keeps only what
- * decoding needs (its decoder and name); configuration values are validated
- * here and then dropped, because every format handled here is
- * self-describing on the decode side. */
+ * decoding needs: its decoder, name and the few parameters the data does not
+ * describe itself (shuffle's element size, a checksum's place, lzma's format
+ * and raw filter chain); other configuration values are validated here and
+ * then dropped. */
 #include "codec/codec.h"
 
 #include <stdarg.h>
@@ -18,15 +19,18 @@
 struct zf_codec {
     const char *name;    /* static string, as written in metadata */
     zf_decode_fn decode;
+    zf_codec_params par;
 };
 
-/* Validates a configuration object (may be NULL); returns ZF_OK or an error. */
-typedef int (*check_fn)(const cJSON *cfg, const char *codec, char *err, size_t errcap);
+/* Validates a configuration object (may be NULL) and fills in par (which
+ * holds the defaults); returns ZF_OK or an error. */
+typedef int (*parse_fn)(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                        size_t errcap);
 
 typedef struct codec_spec {
     const char *name;
     zf_decode_fn decode;
-    check_fn check;
+    parse_fn check;
 } codec_spec;
 
 int zf_codec_errf(char *err, size_t errcap, int code, const char *fmt, ...)
@@ -99,24 +103,28 @@ static const char *const blosc_cnames[] = {"lz4", "lz4hc", "blosclz", "zstd", "z
                                            "snappy", NULL};
 static const char *const blosc_shuffles[] = {"noshuffle", "shuffle", "bitshuffle", NULL};
 
-static int check_none(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+static int check_none(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                      size_t errcap)
 {
-    (void)cfg, (void)codec, (void)err, (void)errcap;
+    (void)cfg, (void)codec, (void)par, (void)err, (void)errcap;
     return ZF_OK;
 }
 
-static int check_level(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+static int check_level(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                       size_t errcap)
 {
     return opt_int(cfg, "level", INT_LO, INT_HI, codec, err, errcap);
 }
 
-static int check_zstd(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+static int check_zstd(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                      size_t errcap)
 {
-    int rc = check_level(cfg, codec, err, errcap);
+    int rc = check_level(cfg, codec, par, err, errcap);
     return rc ? rc : opt_bool(cfg, "checksum", codec, err, errcap);
 }
 
-static int check_lz4(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+static int check_lz4(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                     size_t errcap)
 {
     return opt_int(cfg, "acceleration", INT_LO, INT_HI, codec, err, errcap);
 }
@@ -132,7 +140,8 @@ static int check_blosc_common(const cJSON *cfg, const char *codec, char *err, si
     return rc;
 }
 
-static int check_v3_blosc(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+static int check_v3_blosc(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                          size_t errcap)
 {
     int rc = check_blosc_common(cfg, codec, err, errcap);
     if (!rc)
@@ -143,13 +152,66 @@ static int check_v3_blosc(const cJSON *cfg, const char *codec, char *err, size_t
 }
 
 /* v2 (numcodecs) shuffle: -1 auto, 0 none, 1 byte, 2 bit. */
-static int check_v2_blosc(const cJSON *cfg, const char *codec, char *err, size_t errcap)
+static int check_v2_blosc(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                          size_t errcap)
 {
     int rc = check_blosc_common(cfg, codec, err, errcap);
     if (!rc)
         rc = opt_int(cfg, "shuffle", -1, 2, codec, err, errcap);
     if (!rc)
         rc = opt_int(cfg, "typesize", 1, INT_HI, codec, err, errcap);
+    return rc;
+}
+
+static const char *const locations[] = {"start", "end", NULL};
+
+/* numcodecs Checksum32 "location": "start" or "end" (the default is in par). */
+static int check_location(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                          size_t errcap)
+{
+    int rc = opt_enum(cfg, "location", locations, codec, err, errcap);
+    const cJSON *v = member(cfg, "location");
+    if (!rc && v)
+        par->at_end = strcmp(v->valuestring, "end") == 0;
+    return rc;
+}
+
+static int check_start(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                       size_t errcap)
+{
+    par->at_end = 0;
+    return check_location(cfg, codec, par, err, errcap);
+}
+
+static int check_end(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                     size_t errcap)
+{
+    par->at_end = 1;
+    return check_location(cfg, codec, par, err, errcap);
+}
+
+/* Fletcher32 takes no location: its checksum always trails the data. */
+static int check_fletcher32(const cJSON *cfg, const char *codec, zf_codec_params *par,
+                            char *err, size_t errcap)
+{
+    par->at_end = 1;
+    if (member(cfg, "location"))
+        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
+                             "%s: takes no \"location\" (the checksum always trails the data)",
+                             codec);
+    return ZF_OK;
+}
+
+/* numcodecs Shuffle "elementsize" (the default is in par). */
+static int check_shuffle(const cJSON *cfg, const char *codec, zf_codec_params *par, char *err,
+                         size_t errcap)
+{
+    const cJSON *v = member(cfg, "elementsize");
+    if (!v || cJSON_IsNull(v))
+        return ZF_OK;
+    int rc = opt_int(cfg, "elementsize", INT_LO, INT_HI, codec, err, errcap);
+    if (!rc)
+        par->elementsize = v->valuedouble < 1 ? 0 : (unsigned)v->valuedouble;
     return rc;
 }
 
@@ -168,6 +230,12 @@ static const codec_spec v3_specs[] = {
     {"numcodecs.gzip", zf_dec_gzip, check_level},
     {"numcodecs.bz2", zf_dec_bz2, check_level},
     {"numcodecs.lz4", zf_dec_lz4, check_lz4},
+    {"numcodecs.lzma", zf_dec_lzma, zf_lzma_parse},
+    {"numcodecs.shuffle", zf_dec_shuffle, check_shuffle},
+    {"numcodecs.crc32", zf_dec_crc32, check_start},
+    {"numcodecs.adler32", zf_dec_adler32, check_start},
+    {"numcodecs.crc32c", zf_dec_crc32c, check_end},
+    {"numcodecs.fletcher32", zf_dec_fletcher32, check_fletcher32},
 };
 
 static const codec_spec v2_specs[] = {
@@ -177,6 +245,12 @@ static const codec_spec v2_specs[] = {
     {"gzip", zf_dec_gzip, check_level},
     {"bz2", zf_dec_bz2, check_level},
     {"lz4", zf_dec_lz4, check_lz4},
+    {"lzma", zf_dec_lzma, zf_lzma_parse},
+    {"shuffle", zf_dec_shuffle, check_shuffle},
+    {"crc32", zf_dec_crc32, check_start},
+    {"adler32", zf_dec_adler32, check_start},
+    {"crc32c", zf_dec_crc32c, check_end},
+    {"fletcher32", zf_dec_fletcher32, check_fletcher32},
 };
 
 static const codec_spec *find_spec(const codec_spec *specs, size_t count, const char *name)
@@ -187,11 +261,13 @@ static const codec_spec *find_spec(const codec_spec *specs, size_t count, const 
     return NULL;
 }
 
-/* Checks cfg against spec and allocates the codec. */
-static int make_codec(const codec_spec *spec, const cJSON *cfg, zf_codec **out,
-                      char *err, size_t errcap)
+/* Checks cfg against spec and allocates the codec; shuffle's element size
+ * defaults to elementsize (numcodecs: 4; zarr-python v3: the data type's). */
+static int make_codec(const codec_spec *spec, const cJSON *cfg, unsigned elementsize,
+                      zf_codec **out, char *err, size_t errcap)
 {
-    int rc = spec->check(cfg, spec->name, err, errcap);
+    zf_codec_params par = {.elementsize = elementsize, .at_end = 1, .lzma_format = 1};
+    int rc = spec->check(cfg, spec->name, &par, err, errcap);
     if (rc)
         return rc;
     zf_codec *c = malloc(sizeof *c);
@@ -199,6 +275,7 @@ static int make_codec(const codec_spec *spec, const cJSON *cfg, zf_codec **out,
         return zf_codec_errf(err, errcap, ZF_ENOMEM, "%s: out of memory", spec->name);
     c->name = spec->name;
     c->decode = spec->decode;
+    c->par = par;
     *out = c;
     return ZF_OK;
 }
@@ -230,7 +307,8 @@ static int v3_split(const cJSON *entry, const char **name, const cJSON **cfg,
 }
 
 /* Parse a v3 bytes-to-bytes codec entry (see codec.h). */
-int zf_codec_from_v3(const cJSON *entry, zf_codec **out, char *err, size_t errcap)
+int zf_codec_from_v3(const cJSON *entry, unsigned elem_size, zf_codec **out, char *err,
+                     size_t errcap)
 {
     const char *name = NULL;
     const cJSON *cfg = NULL;
@@ -242,7 +320,7 @@ int zf_codec_from_v3(const cJSON *entry, zf_codec **out, char *err, size_t errca
     if (!spec)
         return zf_codec_errf(err, errcap, ZF_ENOTFOUND,
                              "unknown bytes-to-bytes codec \"%.64s\"", name);
-    return make_codec(spec, cfg, out, err, errcap);
+    return make_codec(spec, cfg, elem_size, out, err, errcap);
 }
 
 /* Parse a v2 "compressor" object (see codec.h). */
@@ -259,9 +337,9 @@ int zf_codec_from_v2(const cJSON *compressor, zf_codec **out, char *err, size_t 
     const codec_spec *spec =
         find_spec(v2_specs, sizeof v2_specs / sizeof *v2_specs, id->valuestring);
     if (!spec)
-        return zf_codec_errf(err, errcap, ZF_EUNSUPPORTED, "unsupported compressor \"%.64s\"",
+        return zf_codec_errf(err, errcap, ZF_ENOTFOUND, "unknown bytes-to-bytes codec \"%.64s\"",
                              id->valuestring);
-    return make_codec(spec, compressor, out, err, errcap);
+    return make_codec(spec, compressor, 4, out, err, errcap);
 }
 
 /* Free a codec; NULL is allowed. */
@@ -284,7 +362,7 @@ int zf_codec_decode(const zf_codec *c, const uint8_t *in, size_t n, uint8_t *out
         *outn = 0;
     if (!c || !outn || (!in && n) || (!out && cap))
         return zf_codec_errf(err, errcap, ZF_EINVAL, "codec: bad arguments");
-    return c->decode(in, n, out, cap, outn, err, errcap);
+    return c->decode(&c->par, in, n, out, cap, outn, err, errcap);
 }
 
 /* An upper bound on the encoded size of `decoded` bytes (saturating). */

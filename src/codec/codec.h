@@ -1,4 +1,4 @@
-/* codec.h - bytes-to-bytes codecs: compressors and checksums.
+/* codec.h - bytes-to-bytes codecs: compressors, checksums and byte shuffle.
  *
  * A zf_codec is parsed once from array metadata, is immutable afterwards and
  * may be used by many threads at once (per-thread decoder state is kept
@@ -16,13 +16,20 @@
 typedef struct zf_codec zf_codec;
 
 /* Parse a v3 codec entry (object {"name","configuration"} or bare string) that
- * names a bytes-to-bytes codec: zstd, gzip, blosc, crc32c.  On success *out
- * owns a new codec (free with zf_codec_free).  ZF_ENOTFOUND if the name is not
- * a bytes-to-bytes codec known here (the caller may know it as another kind),
- * ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason in err otherwise. */
-int zf_codec_from_v3(const cJSON *entry, zf_codec **out, char *err, size_t errcap);
+ * names a bytes-to-bytes codec: zstd, gzip, blosc, crc32c, or a numcodecs one
+ * as zarr-python writes it ("numcodecs.zstd", .blosc, .zlib, .gzip, .bz2,
+ * .lz4, .lzma, .shuffle, .crc32, .adler32, .crc32c, .fletcher32).  elem_size
+ * is the array data type's size (numcodecs.shuffle's default element size).
+ * On success *out owns a new codec (free with zf_codec_free).  ZF_ENOTFOUND if
+ * the name is not a bytes-to-bytes codec known here (the caller may know it
+ * as another kind), ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason in err
+ * otherwise. */
+int zf_codec_from_v3(const cJSON *entry, unsigned elem_size, zf_codec **out, char *err,
+                     size_t errcap);
 
-/* Parse a v2 "compressor" object (id zstd, blosc, zlib, gzip, bz2, lz4).
+/* Parse a v2 numcodecs object (a "compressor", or an entry of "filters") by
+ * its "id": zstd, blosc, zlib, gzip, bz2, lz4, lzma, shuffle, crc32,
+ * adler32, crc32c, fletcher32.  ZF_ENOTFOUND if the id is not one of them.
  * A JSON null is not a codec: the caller handles it. */
 int zf_codec_from_v2(const cJSON *compressor, zf_codec **out, char *err, size_t errcap);
 

@@ -1,13 +1,11 @@
 /* codec_crc32c.c - CRC32C (Castagnoli): a slicing-by-8 table implementation,
- * SSE4.2 crc32 instructions when the CPU has them (checked at run time), and
- * the v3 "crc32c" codec: 4 trailing little-endian checksum bytes. */
-#include <inttypes.h>
+ * and SSE4.2 crc32 instructions when the CPU has them (checked at run time).
+ * The "crc32c" codec itself is in codec_checksum32.c. */
 #include <pthread.h>
 #include <string.h>
 
 #include "codec/codec.h"
 #include "codec_impl.h"
-#include "base/err.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define ZF_CRC_SSE42 1
@@ -92,24 +90,4 @@ uint32_t zf_crc32c(uint32_t crc, const void *buf, size_t n)
 {
     pthread_once(&crc_once, crc_init);
     return ~crc_impl(~crc, buf, n);
-}
-
-/* Verify and strip the trailing little-endian CRC32C. */
-int zf_dec_crc32c(ZF_DEC_ARGS)
-{
-    if (n < 4)
-        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
-                             "crc32c: input of %zu bytes is shorter than the 4-byte checksum", n);
-    size_t m = n - 4;
-    if (m > cap)
-        return zf_codec_errf(err, errcap, ZF_ECORRUPT, "crc32c: output exceeds %zu bytes", cap);
-    uint32_t stored = load_le32(in + m), computed = zf_crc32c(0, in, m);
-    if (stored != computed)
-        return zf_codec_errf(err, errcap, ZF_ECORRUPT,
-                             "crc32c mismatch (stored 0x%08" PRIx32 ", computed 0x%08" PRIx32 ")",
-                             stored, computed);
-    if (m)
-        memmove(out, in, m);
-    *outn = m;
-    return ZF_OK;
 }

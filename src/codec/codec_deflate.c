@@ -116,11 +116,11 @@ static int inflate_all(const char *name, ZF_DEC_ARGS)
 /* Decode a gzip (or zlib) stream. */
 int zf_dec_gzip(ZF_DEC_ARGS)
 {
-    return inflate_all("gzip", in, n, out, cap, outn, err, errcap);
+    return inflate_all("gzip", par, in, n, out, cap, outn, err, errcap);
 }
 
 /* Decode a zlib (or gzip) stream. */
 int zf_dec_zlib(ZF_DEC_ARGS)
 {
-    return inflate_all("zlib", in, n, out, cap, outn, err, errcap);
+    return inflate_all("zlib", par, in, n, out, cap, outn, err, errcap);
 }

@@ -1,4 +1,17 @@
-/* pipeline.c - chunk codec chain: bytes->bytes codecs, bytes, transpose. */
+/* pipeline.c - chunk codec chain: bytes->bytes codecs, bytes or
+ * sharding_indexed, numcodecs filters, transpose.
+ *
+ * Element types through the chain: the pipeline yields the array's type
+ * (elem).  The numcodecs filters (v2 "filters", v3 numcodecs.delta /
+ * .fixedscaleoffset / .astype, in encode order) each read one type and yield
+ * another; the first yields the array's type (same bits), each next one the
+ * type the previous reads, and the bytes stage holds the last one's (selem).
+ * The bytes->bytes stage must produce exactly elems x selem.size bytes.
+ * Byte orders follow zarr-python, which views each stage's memory as the
+ * next stage's dtype: stored elements are read in the last filter's order
+ * (v3: whatever "bytes" says, as zarr-python does), a filter's output is
+ * swapped iff the next reader's order differs, and at the end v2 views the
+ * result as the array's dtype while v3 takes values as they are. */
 #include "codec/pipeline.h"
 
 #include <stdio.h>
@@ -6,6 +19,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
+#include "filter_impl.h"
 #include "base/err.h"
 #include "base/json.h"
 
@@ -13,23 +27,31 @@
 
 struct zf_pipeline {
     unsigned ndim;
-    uint64_t shape[ZF_MAX_DIMS]; /* logical chunk shape */
-    unsigned perm[ZF_MAX_DIMS];  /* decoded axis i is logical axis perm[i] */
-    int transposed;              /* perm is not the identity */
-    int big_endian;
-    zf_elem elem;                /* the decoded element type */
-    unsigned esize;              /* bytes per element: 1, 2, 4 or 8 */
+    int v3;
+    uint64_t shape[ZF_MAX_DIMS];  /* logical chunk shape */
+    uint64_t sshape[ZF_MAX_DIMS]; /* the shape the array->bytes codec sees */
+    unsigned perm[ZF_MAX_DIMS];   /* decoded axis i is logical axis perm[i] */
+    int transposed;               /* perm is not the identity */
+    zf_elem elem;                 /* the decoded element type (the array's) */
+    unsigned esize;               /* bytes per element: 1, 2, 4 or 8 */
+    int array_big;                /* byte order the last filter's output is viewed in */
+    unsigned nfilters;            /* numcodecs array->array filters, in encode order */
+    zf_filter *filters[ZF_MAX_CODECS];
+    zf_elem selem;                /* the element type of the bytes stage */
+    int big_endian;               /* byte order of the stored elements */
     uint64_t elems;
-    size_t nbytes;               /* elems * esize */
-    unsigned ncodecs;            /* bytes->bytes, in encode order */
+    size_t nbytes;                /* elems * esize */
+    size_t sbytes;                /* elems * selem.size: what the bytes stage holds */
+    unsigned ncodecs;             /* bytes->bytes, in encode order */
     zf_codec *codecs[ZF_MAX_CODECS];
-    zf_pipeline *inner;          /* sharding: pipeline of one inner chunk */
-    zf_pipeline *index;          /* sharding: pipeline of the shard index */
-    uint64_t inner_shape[ZF_MAX_DIMS];
-    uint64_t inner_count;        /* inner chunks per shard */
+    zf_pipeline *inner;           /* sharding: pipeline of one inner chunk */
+    zf_pipeline *index;           /* sharding: pipeline of the shard index */
+    uint64_t inner_shape[ZF_MAX_DIMS];   /* inner chunk, in the sharded (stored) axes */
+    uint64_t inner_logical[ZF_MAX_DIMS]; /* the same box in the logical axes */
+    uint64_t inner_count;         /* inner chunks per shard */
     int index_at_start;
-    size_t index_bytes;          /* encoded size of the shard index */
-    uint8_t fill[8];             /* element of empty inner chunks (esize bytes) */
+    size_t index_bytes;           /* encoded size of the shard index */
+    uint8_t fill[8];              /* element of empty inner chunks (esize bytes) */
 };
 
 static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, zf_elem elem, char *err,
@@ -47,11 +69,12 @@ static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, zf_elem e
         return NULL;
     }
     p->ndim = ndim;
-    p->elem = elem;
+    p->elem = p->selem = elem;
     p->esize = esize;
+    p->array_big = ZF_HOST_BIG;
     p->elems = 1;
     for (unsigned i = 0; i < ndim; i++) {
-        p->shape[i] = shape[i];
+        p->shape[i] = p->sshape[i] = shape[i];
         p->perm[i] = i;
         if (shape[i] && p->elems > UINT64_MAX / shape[i]) {
             snprintf(err, errcap, "chunk element count overflows");
@@ -65,7 +88,7 @@ static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, zf_elem e
         free(p);
         return NULL;
     }
-    p->nbytes = (size_t)p->elems * esize; /* <= 2^59 */
+    p->nbytes = p->sbytes = (size_t)p->elems * esize; /* <= 2^59 */
     return p;
 }
 
@@ -75,6 +98,8 @@ void zf_pipeline_free(zf_pipeline *p)
         return;
     for (unsigned i = 0; i < p->ncodecs; i++)
         zf_codec_free(p->codecs[i]);
+    for (unsigned i = 0; i < p->nfilters; i++)
+        zf_filter_free(p->filters[i]);
     zf_pipeline_free(p->inner);
     zf_pipeline_free(p->index);
     free(p);
@@ -94,7 +119,7 @@ zf_elem zf_pipeline_elem(const zf_pipeline *p)
 static size_t bytes_cap(const zf_pipeline *p)
 {
     if (!p->inner)
-        return p->nbytes;
+        return p->sbytes;
     size_t per = zf_pipeline_max_encoded(p->inner);
     if (per > (SIZE_MAX / 4 - p->index_bytes) / p->inner_count)
         return SIZE_MAX / 4;
@@ -143,25 +168,75 @@ static int add_transpose(zf_pipeline *p, const cJSON *config, char *err, size_t 
         np[i] = p->perm[o[i]];
     memcpy(p->perm, np, sizeof np);
     p->transposed = 0;
-    for (unsigned i = 0; i < p->ndim; i++)
+    for (unsigned i = 0; i < p->ndim; i++) {
         p->transposed |= p->perm[i] != i;
+        p->sshape[i] = p->shape[p->perm[i]];
+    }
+    if (p->transposed && p->nfilters) {
+        snprintf(err, errcap, "transpose with numcodecs filters is not supported "
+                              "(zarr-python cannot read it back)");
+        return ZF_EUNSUPPORTED;
+    }
     return ZF_OK;
 }
 
-/* the "bytes" array->bytes codec: only its endianness matters */
+/* the "bytes" array->bytes codec: only its endianness matters, and not even
+ * that after numcodecs filters (zarr-python views the stored bytes as the
+ * last filter's dtype, whatever "endian" says) */
 static int set_bytes(zf_pipeline *p, const cJSON *config, char *err, size_t errcap)
 {
     const cJSON *e = config ? cJSON_GetObjectItemCaseSensitive(config, "endian") : NULL;
     static const char *const keys[] = {"endian", NULL};
-    if (!e && p->esize == 1) /* one-byte values have no byte order */
+    unsigned ssize = p->selem.size;
+    if (!e && ssize == 1) /* one-byte values have no byte order */
         return zf_json_only_keys(config, keys, "bytes", err, errcap);
     if (!cJSON_IsString(e) || (strcmp(e->valuestring, "little") && strcmp(e->valuestring, "big"))) {
         snprintf(err, errcap, "bytes: \"endian\" must be \"little\" or \"big\" for %u-byte values",
-                 p->esize);
+                 ssize);
         return ZF_ECORRUPT;
     }
-    p->big_endian = p->esize > 1 && !strcmp(e->valuestring, "big");
+    p->big_endian = ssize > 1 && !strcmp(e->valuestring, "big");
+    if (p->nfilters)
+        p->big_endian = zf_filter_encoded(p->filters[p->nfilters - 1]).big;
     return zf_json_only_keys(config, keys, "bytes", err, errcap);
+}
+
+/* append a numcodecs filter: it must yield the bits of the type the previous
+ * stage reads (the array's, for the first); the bytes stage then holds the
+ * type it reads */
+static int add_filter(zf_pipeline *p, zf_filter *f, char *err, size_t errcap)
+{
+    zf_elem want = p->nfilters ? zf_filter_encoded(p->filters[p->nfilters - 1]).elem : p->elem;
+    zf_elem got = zf_filter_decoded(f).elem;
+    int rc = ZF_OK;
+    if (p->nfilters == ZF_MAX_CODECS) {
+        snprintf(err, errcap, "more than %d filters", ZF_MAX_CODECS);
+        rc = ZF_EUNSUPPORTED;
+    } else if (!zf_elem_same_bits(want, got) && p->nfilters == 0) {
+        snprintf(err, errcap, "%s: decodes to %s, but the array has %s elements",
+                 zf_filter_name(f), zf_elem_name(got), zf_elem_name(want));
+        rc = ZF_EUNSUPPORTED;
+    } else if (!zf_elem_same_bits(want, got)) {
+        snprintf(err, errcap, "%s: decodes to %s, but %s reads %s elements", zf_filter_name(f),
+                 zf_elem_name(got), zf_filter_name(p->filters[p->nfilters - 1]),
+                 zf_elem_name(want));
+        rc = ZF_EUNSUPPORTED;
+    } else if (p->v3 && p->transposed) {
+        snprintf(err, errcap, "%s after transpose is not supported "
+                              "(zarr-python cannot read it back)", zf_filter_name(f));
+        rc = ZF_EUNSUPPORTED;
+    }
+    if (rc) {
+        zf_filter_free(f);
+        return rc;
+    }
+    if (p->v3 && p->nfilters == 0) /* v3 takes the first filter's values as they are */
+        p->array_big = zf_filter_decoded(f).big;
+    p->filters[p->nfilters++] = f;
+    p->selem = zf_filter_encoded(f).elem;
+    p->sbytes = (size_t)p->elems * p->selem.size;
+    p->big_endian = zf_filter_encoded(f).big;
+    return ZF_OK;
 }
 
 static int add_codec(zf_pipeline *p, zf_codec *c, char *err, size_t errcap)
@@ -182,8 +257,9 @@ static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t e
     int rc = zf_json_only_keys(config, keys, "sharding_indexed", err, errcap);
     if (rc)
         return rc;
-    if (p->transposed) {
-        snprintf(err, errcap, "sharding_indexed after transpose is not supported");
+    if (p->nfilters) {
+        snprintf(err, errcap, "sharding_indexed after %s is not supported",
+                 zf_filter_name(p->filters[p->nfilters - 1]));
         return ZF_EUNSUPPORTED;
     }
     const cJSON *cs = config ? cJSON_GetObjectItemCaseSensitive(config, "chunk_shape") : NULL;
@@ -196,12 +272,14 @@ static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t e
     p->inner_count = 1;
     for (const cJSON *c = cs->child; c; c = c->next, d++) {
         int64_t v;
-        if (!zf_json_int(c, 1, INT64_MAX, &v) || p->shape[d] % (uint64_t)v) {
-            snprintf(err, errcap, "sharding_indexed: inner chunk shape must divide the shard shape");
+        if (!zf_json_int(c, 1, INT64_MAX, &v) || p->sshape[d] % (uint64_t)v) {
+            snprintf(err, errcap, "sharding_indexed: inner chunk shape must divide the shard shape%s",
+                     p->transposed ? " (as transposed)" : "");
             return ZF_ECORRUPT;
         }
         p->inner_shape[d] = (uint64_t)v;
-        grid[d] = p->shape[d] / (uint64_t)v;
+        p->inner_logical[p->perm[d]] = (uint64_t)v;
+        grid[d] = p->sshape[d] / (uint64_t)v;
         p->inner_count *= grid[d];
     }
     grid[p->ndim] = 2;
@@ -253,8 +331,20 @@ static int add_v3_entry(zf_pipeline *p, const cJSON *entry, int *stage, char *er
             return set_sharding(p, config, err, errcap);
         return *stage ? set_bytes(p, config, err, errcap) : add_transpose(p, config, err, errcap);
     }
+    if (!strncmp(name, "numcodecs.", 10)) {
+        zf_filter *f = NULL;
+        rc = zf_filter_parse(name + 10, config, 1, p->elem, &f, err, errcap);
+        if (rc != ZF_ENOTFOUND) {
+            if (rc == ZF_OK && *stage != 0) {
+                zf_filter_free(f);
+                snprintf(err, errcap, "array->array codec \"%s\" after the array->bytes codec", name);
+                return ZF_ECORRUPT;
+            }
+            return rc ? rc : add_filter(p, f, err, errcap);
+        }
+    }
     zf_codec *c = NULL;
-    rc = zf_codec_from_v3(entry, &c, err, errcap);
+    rc = zf_codec_from_v3(entry, p->elem.size, &c, err, errcap);
     if (rc == ZF_ENOTFOUND) {
         snprintf(err, errcap, "unsupported codec \"%s\"", name);
         return ZF_EUNSUPPORTED;
@@ -279,6 +369,7 @@ int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chun
     zf_pipeline *p = pipeline_new(ndim, chunk_shape, elem, err, errcap);
     if (!p)
         return ZF_EUNSUPPORTED;
+    p->v3 = 1;
     int stage = 0, rc = ZF_OK;
     for (const cJSON *e = codecs->child; e && rc == ZF_OK; e = e->next)
         rc = add_v3_entry(p, e, &stage, err, errcap);
@@ -294,33 +385,75 @@ int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chun
     return ZF_OK;
 }
 
+/* one entry of a v2 "filters" list: a numcodecs array filter (before any
+ * bytes filter) or a bytes->bytes codec */
+static int add_v2_filter(zf_pipeline *p, const cJSON *f, char *err, size_t errcap)
+{
+    const cJSON *id = cJSON_IsObject(f) ? cJSON_GetObjectItemCaseSensitive(f, "id") : NULL;
+    if (!cJSON_IsString(id)) {
+        snprintf(err, errcap, "a filter has no string \"id\"");
+        return ZF_ECORRUPT;
+    }
+    zf_filter *af = NULL;
+    int rc = zf_filter_parse(id->valuestring, f, 0, p->elem, &af, err, errcap);
+    if (rc == ZF_OK && p->ncodecs) {
+        zf_filter_free(af);
+        snprintf(err, errcap, "filter \"%s\" after the bytes filter \"%s\" is not supported",
+                 id->valuestring, zf_codec_name(p->codecs[p->ncodecs - 1]));
+        return ZF_EUNSUPPORTED;
+    }
+    if (rc != ZF_ENOTFOUND)
+        return rc ? rc : add_filter(p, af, err, errcap);
+    zf_codec *c = NULL;
+    rc = zf_codec_from_v2(f, &c, err, errcap);
+    if (rc == ZF_ENOTFOUND) {
+        snprintf(err, errcap, "unsupported filter \"%.64s\"", id->valuestring);
+        return ZF_EUNSUPPORTED;
+    }
+    return rc ? rc : add_codec(p, c, err, errcap);
+}
+
+/* the v2 "filters" (null or a list) and "compressor" (null or an object) */
+static int add_v2_codecs(zf_pipeline *p, const cJSON *compressor, const cJSON *filters,
+                         char *err, size_t errcap)
+{
+    int rc = ZF_OK;
+    if (filters && !cJSON_IsNull(filters)) {
+        if (!cJSON_IsArray(filters)) {
+            snprintf(err, errcap, "\"filters\" must be null or a list");
+            return ZF_ECORRUPT;
+        }
+        for (const cJSON *f = filters->child; f && rc == ZF_OK; f = f->next)
+            rc = add_v2_filter(p, f, err, errcap);
+    }
+    if (rc || !compressor || cJSON_IsNull(compressor))
+        return rc;
+    zf_codec *c = NULL;
+    rc = zf_codec_from_v2(compressor, &c, err, errcap);
+    if (rc == ZF_ENOTFOUND) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(compressor, "id");
+        snprintf(err, errcap, "unsupported compressor \"%.64s\"", id->valuestring);
+        return ZF_EUNSUPPORTED;
+    }
+    return rc ? rc : add_codec(p, c, err, errcap);
+}
+
 int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_endian,
                         char order, unsigned ndim, const uint64_t *chunk_shape,
                         zf_elem elem, zf_pipeline **out, char *err, size_t errcap)
 {
-    if (filters && !cJSON_IsNull(filters) &&
-        !(cJSON_IsArray(filters) && cJSON_GetArraySize(filters) == 0)) {
-        const cJSON *f0 = cJSON_IsArray(filters) ? filters->child : NULL;
-        const cJSON *id = f0 ? cJSON_GetObjectItemCaseSensitive(f0, "id") : NULL;
-        snprintf(err, errcap, "unsupported filter \"%s\"", cJSON_IsString(id) ? id->valuestring : "?");
-        return ZF_EUNSUPPORTED;
-    }
     zf_pipeline *p = pipeline_new(ndim, chunk_shape, elem, err, errcap);
     if (!p)
         return ZF_EUNSUPPORTED;
-    p->big_endian = big_endian && elem.size > 1;
+    p->array_big = p->big_endian = big_endian && elem.size > 1;
     if (order == 'F') {
-        for (unsigned i = 0; i < ndim; i++)
+        for (unsigned i = 0; i < ndim; i++) {
             p->perm[i] = ndim - 1 - i;
+            p->sshape[i] = chunk_shape[ndim - 1 - i];
+        }
         p->transposed = ndim > 1;
     }
-    int rc = ZF_OK;
-    if (compressor && !cJSON_IsNull(compressor)) {
-        zf_codec *c = NULL;
-        rc = zf_codec_from_v2(compressor, &c, err, errcap);
-        if (rc == ZF_OK)
-            rc = add_codec(p, c, err, errcap);
-    }
+    int rc = add_v2_codecs(p, compressor, filters, err, errcap);
     if (rc) {
         zf_pipeline_free(p);
         return rc;
@@ -378,22 +511,20 @@ static void untranspose(const zf_pipeline *p, const void *src, void *dst)
     }
 }
 
-/* reverse the byte order of each of the n elements at v */
-static void swap_all(const zf_pipeline *p, void *v, uint64_t n)
+static int is_host_order(int big)
 {
-    if (p->esize == 8) {
-        uint64_t *w = v;
-        for (uint64_t i = 0; i < n; i++)
-            w[i] = __builtin_bswap64(w[i]);
-    } else if (p->esize == 4) {
-        uint32_t *w = v;
-        for (uint64_t i = 0; i < n; i++)
-            w[i] = __builtin_bswap32(w[i]);
-    } else if (p->esize == 2) {
-        uint16_t *w = v;
-        for (uint64_t i = 0; i < n; i++)
-            w[i] = __builtin_bswap16(w[i]);
-    }
+    return big == ZF_HOST_BIG;
+}
+
+static int no_memory(char *err, size_t errcap)
+{
+    snprintf(err, errcap, "out of memory");
+    return ZF_ENOMEM;
+}
+
+static void *alloc(size_t n)
+{
+    return malloc(n ? n : 1);
 }
 
 /* run the bytes->bytes codecs backwards.  The last stage writes into direct
@@ -432,40 +563,100 @@ static int decode_bytes(const zf_pipeline *p, const uint8_t *in, size_t n, uint8
     return ZF_OK;
 }
 
-static int decode_plain(const zf_pipeline *p, const uint8_t *in, size_t n, void *out,
+/* the bytes stage of an unsharded chunk: decoded bytes -> a new buffer of
+ * the stored elements in the machine's byte order (*res, caller frees) */
+static int stored_elems(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t **res,
                         char *err, size_t errcap)
 {
-    if (n != p->nbytes) {
-        snprintf(err, errcap, "chunk decodes to %zu bytes, expected %zu", n, p->nbytes);
-        return ZF_ECORRUPT;
+    uint8_t *buf = NULL;
+    size_t len = n;
+    int rc = ZF_OK;
+    if (p->ncodecs)
+        rc = decode_bytes(p, in, n, NULL, &buf, &len, err, errcap);
+    if (rc == ZF_OK && len != p->sbytes) {
+        snprintf(err, errcap, "chunk decodes to %zu bytes, expected %zu", len, p->sbytes);
+        rc = ZF_ECORRUPT;
     }
-    void *tmp = out;
-    if (p->transposed && !(tmp = malloc(p->nbytes ? p->nbytes : 1))) {
-        snprintf(err, errcap, "out of memory");
-        return ZF_ENOMEM;
+    if (rc == ZF_OK && !buf) {
+        if (!(buf = alloc(len)))
+            rc = no_memory(err, errcap);
+        else if (len)
+            memcpy(buf, in, len);
     }
-    memcpy(tmp, in, n);
-    if (p->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-        swap_all(p, tmp, p->elems);
-    if (p->transposed) {
-        untranspose(p, tmp, out);
-        free(tmp);
+    if (rc) {
+        free(buf);
+        return rc;
     }
+    if (!is_host_order(p->big_endian))
+        zf_elem_swap(buf, p->elems, p->selem.size);
+    *res = buf;
     return ZF_OK;
 }
 
-/* copy inner chunk k (C order of its own shape) into its place in the shard */
+/* the numcodecs filters backwards: the stored elements at buf (clobbered)
+ * -> the array's elements at dst, in the machine's byte order */
+static int run_filters(const zf_pipeline *p, uint8_t *buf, void *dst, char *err, size_t errcap)
+{
+    void *cur = buf;
+    int rc = ZF_OK;
+    for (unsigned k = p->nfilters; k-- > 0 && rc == ZF_OK;) {
+        const zf_filter *f = p->filters[k];
+        zf_dtype dec = zf_filter_decoded(f);
+        void *next = k ? alloc((size_t)p->elems * dec.elem.size) : dst;
+        if (!next) {
+            rc = no_memory(err, errcap);
+            break;
+        }
+        rc = zf_filter_decode(f, cur, next, p->elems, err, errcap);
+        int reader_big = k ? zf_filter_encoded(p->filters[k - 1]).big : p->array_big;
+        if (rc == ZF_OK && dec.big != reader_big) /* the next reader views these bytes */
+            zf_elem_swap(next, p->elems, dec.elem.size);
+        if (cur != buf)
+            free(cur);
+        cur = next;
+    }
+    if (rc && cur != buf && cur != dst)
+        free(cur);
+    return rc;
+}
+
+/* an unsharded chunk: bytes stage, filters, transpose */
+static int decode_array(const zf_pipeline *p, const uint8_t *in, size_t n, void *out,
+                        char *err, size_t errcap)
+{
+    uint8_t *buf = NULL, *tmp = NULL;
+    int rc = stored_elems(p, in, n, &buf, err, errcap);
+    void *elems = buf; /* the array's elements in stored (memory) order */
+    if (rc == ZF_OK && p->nfilters) {
+        if (!p->transposed)
+            elems = out;
+        else if (!(elems = tmp = alloc(p->nbytes)))
+            rc = no_memory(err, errcap);
+        if (rc == ZF_OK)
+            rc = run_filters(p, buf, elems, err, errcap);
+    }
+    if (rc == ZF_OK && p->transposed)
+        untranspose(p, elems, out);
+    else if (rc == ZF_OK && elems != out)
+        memcpy(out, elems, p->nbytes);
+    free(buf);
+    free(tmp);
+    return rc;
+}
+
+/* copy inner chunk k (C order of its own shape) into its place in the shard
+ * (C order of the shard in the axes the sharding codec sees) */
 static void scatter_inner(const zf_pipeline *p, uint64_t k, const uint8_t *src, uint8_t *dst)
 {
     size_t es = p->esize;
     unsigned n = p->ndim;
     uint64_t origin[ZF_MAX_DIMS], idx[ZF_MAX_DIMS] = {0}, stride[ZF_MAX_DIMS], s = 1;
     for (unsigned d = n; d-- > 0;) {
-        uint64_t g = p->shape[d] / p->inner_shape[d];
+        uint64_t g = p->sshape[d] / p->inner_shape[d];
         origin[d] = k % g * p->inner_shape[d];
         k /= g;
         stride[d] = s;
-        s *= p->shape[d];
+        s *= p->sshape[d];
     }
     uint64_t inner = n ? p->inner_shape[n - 1] : 1, total = p->inner->elems;
     for (uint64_t done = 0; done < total; done += inner) {
@@ -481,7 +672,8 @@ static void scatter_inner(const zf_pipeline *p, uint64_t k, const uint8_t *src, 
     }
 }
 
-/* decode a whole shard held in memory into out (C order of the shard) */
+/* decode a whole shard held in memory into out (C order of the shard, in
+ * the axes the sharding codec sees) */
 static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, uint8_t *out,
                         char *err, size_t errcap)
 {
@@ -489,11 +681,18 @@ static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, uint8
         snprintf(err, errcap, "shard of %zu bytes is smaller than its index", n);
         return ZF_ECORRUPT;
     }
+    if (n > bytes_cap(p)) { /* as a whole-shard read refuses it (zf_pipeline_max_encoded) */
+        snprintf(err, errcap, "shard of %zu bytes is larger than any valid encoding (%zu)", n,
+                 bytes_cap(p));
+        return ZF_ECORRUPT;
+    }
     const uint8_t *ib = p->index_at_start ? in : in + n - p->index_bytes;
     uint64_t *idx = malloc(2 * p->inner_count * sizeof *idx);
     uint8_t *tmp = malloc(p->inner->nbytes ? p->inner->nbytes : 1);
     int rc = idx && tmp ? ZF_OK : ZF_ENOMEM;
-    if (rc == ZF_OK)
+    if (rc)
+        snprintf(err, errcap, "out of memory");
+    else
         rc = zf_pipeline_decode(p->index, ib, p->index_bytes, idx, err, errcap);
     for (uint64_t k = 0; rc == ZF_OK && k < p->inner_count; k++) {
         uint64_t off = idx[2 * k], len = idx[2 * k + 1];
@@ -515,31 +714,49 @@ static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, uint8
     return rc;
 }
 
+/* a sharded chunk: bytes->bytes codecs over the whole shard, the shard,
+ * then the transpose before it */
+static int decode_sharded(const zf_pipeline *p, const uint8_t *in, size_t n, void *out,
+                          char *err, size_t errcap)
+{
+    uint8_t *bytes = NULL, *tmp = NULL;
+    size_t len = n;
+    int rc = ZF_OK;
+    if (p->ncodecs)
+        rc = decode_bytes(p, in, n, NULL, &bytes, &len, err, errcap);
+    if (rc == ZF_OK && p->transposed && !(tmp = alloc(p->nbytes)))
+        rc = no_memory(err, errcap);
+    if (rc == ZF_OK)
+        rc = decode_shard(p, bytes ? bytes : in, len, tmp ? tmp : out, err, errcap);
+    if (rc == ZF_OK && tmp)
+        untranspose(p, tmp, out);
+    free(bytes);
+    free(tmp);
+    return rc;
+}
+
 int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, void *out,
                        char *err, size_t errcap)
 {
-    uint8_t *bytes = NULL;
-    size_t len = 0;
-    int rc;
-    if (p->ncodecs == 0) /* no copy needed */
-        return p->inner ? decode_shard(p, in, n, out, err, errcap)
-                        : decode_plain(p, in, n, out, err, errcap);
-    if (!p->inner && !p->transposed) { /* the common case: decompress in place */
-        rc = decode_bytes(p, in, n, (uint8_t *)out, &bytes, &len, err, errcap);
+    if (p->inner)
+        return decode_sharded(p, in, n, out, err, errcap);
+    if (!p->transposed && !p->nfilters) { /* the common case: straight into out */
+        uint8_t *none = NULL;
+        size_t len = n;
+        int rc = ZF_OK;
+        if (p->ncodecs)
+            rc = decode_bytes(p, in, n, (uint8_t *)out, &none, &len, err, errcap);
+        else if (n == p->nbytes && n)
+            memcpy(out, in, n);
         if (rc == ZF_OK && len != p->nbytes) {
             snprintf(err, errcap, "chunk decodes to %zu bytes, expected %zu", len, p->nbytes);
             rc = ZF_ECORRUPT;
         }
-        if (rc == ZF_OK && p->big_endian != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__))
-            swap_all(p, out, p->elems);
+        if (rc == ZF_OK && !is_host_order(p->big_endian))
+            zf_elem_swap(out, p->elems, p->esize);
         return rc;
     }
-    rc = decode_bytes(p, in, n, NULL, &bytes, &len, err, errcap);
-    if (rc == ZF_OK)
-        rc = p->inner ? decode_shard(p, bytes, len, out, err, errcap)
-                      : decode_plain(p, bytes, len, out, err, errcap);
-    free(bytes);
-    return rc;
+    return decode_array(p, in, n, out, err, errcap);
 }
 
 void zf_pipeline_set_fill(zf_pipeline *p, const void *fill)
@@ -548,15 +765,18 @@ void zf_pipeline_set_fill(zf_pipeline *p, const void *fill)
         memcpy(p->fill, fill, p->esize);
 }
 
+/* inner chunks are read one by one only when nothing covers the whole
+ * shard: no bytes->bytes codec over it, and no transpose before it (its
+ * inner chunks are boxes of the transposed shard) */
 int zf_pipeline_partial(const zf_pipeline *p)
 {
-    return p->inner && p->ncodecs == 0;
+    return p->inner && p->ncodecs == 0 && !p->transposed;
 }
 
 const zf_pipeline *zf_pipeline_inner(const zf_pipeline *p, const uint64_t **inner_shape)
 {
     if (inner_shape)
-        *inner_shape = p->inner_shape;
+        *inner_shape = p->inner_logical;
     return p->inner;
 }
 
@@ -581,15 +801,19 @@ void zf_pipeline_describe(const zf_pipeline *p, char *buf, size_t cap)
 {
     size_t len;
     if (p->inner) {
-        len = (size_t)snprintf(buf, cap, "sharding_indexed(index at %s; ", p->index_at_start ? "start" : "end");
+        len = (size_t)snprintf(buf, cap, "%ssharding_indexed(index at %s; ",
+                               p->transposed ? "transpose " : "", p->index_at_start ? "start" : "end");
         if (len < cap)
             zf_pipeline_describe(p->inner, buf + len, cap - len);
         len = strlen(buf);
         len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, ")");
         return;
     }
-    len = (size_t)snprintf(buf, cap, "%sbytes(%s)", p->transposed ? "transpose " : "",
-                           p->big_endian ? "big" : "little");
+    len = (size_t)snprintf(buf, cap, "%s", p->transposed ? "transpose " : "");
+    for (unsigned i = 0; i < p->nfilters && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s ", zf_filter_name(p->filters[i]));
+    if (len < cap)
+        len += (size_t)snprintf(buf + len, cap - len, "bytes(%s)", p->big_endian ? "big" : "little");
     for (unsigned i = 0; i < p->ncodecs && len < cap; i++)
         len += (size_t)snprintf(buf + len, cap - len, " %s", zf_codec_name(p->codecs[i]));
 }

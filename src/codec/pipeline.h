@@ -1,13 +1,20 @@
 /* pipeline.h - a chunk's codec chain: encoded bytes -> elements in C order.
  *
- * The chain is array->array codecs (transpose; v2 order "F"), one array->bytes
- * codec (bytes, with its endianness) and bytes->bytes codecs (compressors,
- * checksums, see codec.h).  Elements are 1, 2, 4 or 8 bytes wide (the stored
- * data type's size, given when the pipeline is built); decoding yields them in
- * the machine's byte order and C order, and what they mean (int64 ticks, other
- * integers, floats) is the caller's business.  A pipeline is immutable after it is built and may
- * decode on many threads at once.  Every intermediate and final size is
- * checked against what the chunk shape implies. */
+ * The chain is array->array codecs (transpose; v2 order "F"; the numcodecs
+ * filters delta, fixedscaleoffset and astype: v2 "filters", v3
+ * "numcodecs.*"), one array->bytes codec (bytes, with its endianness, or
+ * sharding_indexed) and bytes->bytes codecs (compressors, checksums, shuffle,
+ * see codec.h; in v2 also the bytes filters of "filters").  Elements are 1,
+ * 2, 4 or 8 bytes wide (the array's data type, given when the pipeline is
+ * built); a filter may store another type (astype), and the pipeline tracks
+ * the type through the chain: every filter must yield the bits of the type
+ * the stage after it reads, and the bytes stage must hold exactly the chunk's
+ * elements of the last filter's type.  Decoding always yields the array's
+ * type, in the machine's byte order and C order; what the elements mean
+ * (int64 ticks, other integers, floats) is the caller's business.  A
+ * pipeline is immutable after it is built and may decode on many threads at
+ * once.  Every intermediate and final size is checked against what the chunk
+ * shape implies. */
 #ifndef ZF_PIPELINE_H
 #define ZF_PIPELINE_H
 
@@ -41,8 +48,9 @@ typedef struct zf_pipeline zf_pipeline;
 int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chunk_shape,
                         zf_elem elem, zf_pipeline **out, char *err, size_t errcap);
 
-/* Build from v2 metadata: compressor (object or null), filters (null or []),
- * byte order, memory order ('C' or 'F') and element size, as above. */
+/* Build from v2 metadata: compressor (object or null), filters (null or a
+ * list: numcodecs array filters first, then bytes filters), the array dtype's
+ * byte order, memory order ('C' or 'F') and element type, as above. */
 int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_endian,
                         char order, unsigned ndim, const uint64_t *chunk_shape,
                         zf_elem elem, zf_pipeline **out, char *err, size_t errcap);
@@ -69,11 +77,14 @@ int zf_pipeline_decode(const zf_pipeline *p, const uint8_t *in, size_t n, void *
  * bytes in the machine's byte order, copied). */
 void zf_pipeline_set_fill(zf_pipeline *p, const void *fill);
 
-/* Can inner chunks be read one by one (sharded, nothing over the whole shard)? */
+/* Can inner chunks be read one by one (sharded, nothing over the whole shard:
+ * no bytes->bytes codec, no transpose before the sharding codec)? */
 int zf_pipeline_partial(const zf_pipeline *p);
 
 /* Sharding: the pipeline of one inner chunk (NULL if this pipeline does not
- * shard), and the inner chunk shape in *inner_shape (may be NULL). */
+ * shard), and the inner chunk shape in *inner_shape (may be NULL), in the
+ * array's axes (after a transpose, the inner pipeline's own shape is in the
+ * transposed axes). */
 const zf_pipeline *zf_pipeline_inner(const zf_pipeline *p, const uint64_t **inner_shape);
 
 /* Sharding: inner chunks per shard (C order over the inner chunk grid). */

@@ -444,7 +444,7 @@ class Gen:
         mc("v2_meta_shape_chunks_rank", edit(setk("chunks", [300, 2]), ".zarray"), v2=True)
         mc("v2_meta_zero_chunk", edit(setk("chunks", [0]), ".zarray"), v2=True)
         mc("v2_meta_filters", edit(setk("filters", [{"id": "delta", "dtype": "<m8[ms]"}]), ".zarray"), v2=True)
-        mc("v2_meta_unknown_compressor", edit(setk("compressor", {"id": "lzma"}), ".zarray"), v2=True)
+        mc("v2_meta_unknown_compressor", edit(setk("compressor", {"id": "zfpy", "mode": 4}), ".zarray"), v2=True)
         mc("v2_meta_fill_float", edit(setk("fill_value", 0.5), ".zarray"), v2=True)
         mc("v2_meta_bad_zattrs", lambda d: write(os.path.join(d, ".zattrs"), b'{"_ARRAY_DIMENSIONS": ['),
            v2=True)

@@ -245,6 +245,26 @@ def pipeline_seeds():
     put(d, "v2-blosc", bytes(numcodecs.Blosc(cname="zstd", clevel=3, shuffle=2).encode(le(values(12, 9)))))
     put(d, "v2-F-raw", le(values(24, 10).reshape(3, 4, 2).T))
     put(d, "empty", b"")
+    # numcodecs filters and checksums, transpose before sharding
+    f8 = 1000 + np.arange(12) * 0.7
+    fso = numcodecs.FixedScaleOffset(offset=1000, scale=10, dtype="<f8", astype="<i2").encode(f8)
+    put(d, "v3-fso-shuffle-lzma-crc32", bytes(numcodecs.CRC32().encode(
+        numcodecs.LZMA().encode(numcodecs.Shuffle(elementsize=2).encode(fso.tobytes())))))
+    put(d, "v3-astype-fletcher32", bytes(numcodecs.Fletcher32().encode(
+        (np.arange(9) * 3 - 5).astype("<f4").tobytes())))
+    t = values(12, 11).reshape(3, 4).T  # the 4x3 shard the sharding codec sees
+    inner = le(t[0:2]) + le(t[2:4])
+    index = struct.pack("<4Q", 0, 48, 48, 48)
+    put(d, "v3-transpose-shard", inner + index + struct.pack("<I", crc32c(index)))
+    put(d, "v2-crc32", bytes(numcodecs.CRC32().encode(le(values(5, 12)))))
+    put(d, "v2-adler32-end", bytes(numcodecs.Adler32(location="end").encode(le(values(5, 13)))))
+    put(d, "v2-fletcher32", bytes(numcodecs.Fletcher32().encode(le(values(5, 14)))))
+    put(d, "v2-delta", bytes(numcodecs.Delta(dtype="<i8").encode(values(11, 15)).tobytes()))
+    put(d, "v2-shuffle", bytes(numcodecs.Shuffle(elementsize=8).encode(le(values(7, 16)))))
+    small = np.asfortranarray(np.cumsum(np.arange(12) % 5).reshape(3, 4).astype(">i8"))
+    dl = numcodecs.Delta(dtype=">i8", astype="<i2").encode(small)
+    u1 = numcodecs.AsType(encode_dtype="|u1", decode_dtype="<i2").encode(dl)
+    put(d, "v2-delta-astype-lzma-F", bytes(numcodecs.LZMA(format=1).encode(u1)))
 
 
 # ----------------------------------------------------------------------------

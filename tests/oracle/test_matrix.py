@@ -21,6 +21,7 @@ import pytest
 import zarr
 from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ShardingCodec,
                          TransposeCodec, ZstdCodec)
+import zarr.codecs.numcodecs as znc
 
 import oracle
 
@@ -65,6 +66,12 @@ def v3_cases():
              ShardingCodec(chunk_shape=(4, 5))]), compressors=None),
          "v3_shard_outer_zstd": dict(serializer=ShardingCodec(chunk_shape=(8, 5)),
                                      compressors=[ZstdCodec()]),
+         # the sharding codec sees the transposed (10, 16) shard
+         "v3_transpose_shard": dict(filters=[TransposeCodec(order=(1, 0))],
+                                    serializer=ShardingCodec(chunk_shape=(2, 2)), compressors=None),
+         "v3_numcodecs_delta_lzma": dict(filters=[znc.Delta(dtype="<i8")],
+                                         compressors=[znc.Shuffle(), znc.LZMA(), znc.Adler32()]),
+         "v3_numcodecs_checksums": dict(compressors=[znc.CRC32(location="end"), znc.Fletcher32()]),
          }
     for cname, shuffle in itertools.product(BLOSC_CNAMES, SHUFFLES):
         c[f"v3_blosc_{cname}_{shuffle}"] = dict(
@@ -82,6 +89,11 @@ def v2_cases():
          "v2_order_f_none": dict(order="F", compressors=None),
          "v2_sep_slash": dict(chunk_key_encoding={"name": "v2", "separator": "/"}),
          "v2_big_endian": dict(dtype=">m8[ns]"),
+         "v2_delta_lzma": dict(filters=[numcodecs.Delta(dtype="<i8")], compressors=numcodecs.LZMA()),
+         "v2_shuffle_fletcher32": dict(filters=[numcodecs.Shuffle(elementsize=8)],
+                                       compressors=numcodecs.Fletcher32()),
+         "v2_crc32_adler32": dict(filters=[numcodecs.CRC32()],
+                                  compressors=numcodecs.Adler32(location="end")),
          }
     for cname, shuffle in itertools.product(BLOSC_CNAMES, [0, 1, 2]):
         c[f"v2_blosc_{cname}_{shuffle}"] = dict(compressors=numcodecs.Blosc(cname=cname, shuffle=shuffle))

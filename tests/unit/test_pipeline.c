@@ -4,7 +4,9 @@
  * For elements of 1, 2, 4 and 8 bytes: the bytes codec in both byte orders,
  * transpose and v2 order "F" of a 3-d chunk, a sharded chunk with an empty
  * inner chunk (filled with the fill element), and exact size checks (a chunk
- * one element short or long is refused).  Expected values are built here
+ * one element short or long is refused).  Transpose before sharding_indexed:
+ * a shard built here by hand in the transposed axes (inner chunks of a shape
+ * that divides the transposed shard only, which zarr-python cannot write).  Expected values are built here
  * independently, element by element, from the logical C-order value
  * f(i, j, k).  Buffers are exact-size heap allocations, so ASan and valgrind
  * see any overrun. */
@@ -208,6 +210,73 @@ static void test_shard_fill(unsigned esize)
     zf_pipeline_free(p);
 }
 
+/* transpose [2,0,1] of the 3x4x5 chunk, then sharding: the sharding codec
+ * sees a 5x3x4 shard; inner chunks [5,1,2] (5 does not divide 3 or 4: only
+ * the transposed shard has them) form a 1x3x2 grid, index at the start,
+ * inner chunk 4 empty */
+static void test_transposed_shard(unsigned esize)
+{
+    char err[256] = "";
+    zf_pipeline *p = v3("[{\"name\":\"transpose\",\"configuration\":{\"order\":[2,0,1]}},"
+                        "{\"name\":\"sharding_indexed\",\"configuration\":{\"chunk_shape\":[5,1,2],"
+                        "\"codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"big\"}}],"
+                        "\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}],"
+                        "\"index_location\":\"start\"}}]",
+                        esize, err, sizeof err);
+    CHECK(p, "transposed shard esize %u: %s", esize, err);
+    if (!p)
+        return;
+    const uint64_t fill = 0x5A5A5A5A5A5A5A5Aull & mask(esize);
+    uint8_t fill_elem[8];
+    memcpy(fill_elem, &fill, sizeof fill_elem);
+    zf_pipeline_set_fill(p, fill_elem);
+    const uint64_t *inner = NULL;
+    CHECK(zf_pipeline_inner(p, &inner) && inner[0] == 1 && inner[1] == 2 && inner[2] == 5,
+          "inner chunk in logical axes");
+    CHECK(!zf_pipeline_partial(p), "a transposed shard is read whole");
+    enum { K = 6, IN = 5 * 1 * 2 };
+    size_t index = (size_t)K * 16, n = index + (size_t)(K - 1) * IN * esize;
+    uint8_t *in = calloc(1, n), *out = NULL;
+    size_t at = index;
+    for (unsigned k = 0; k < K; k++) { /* stored in reverse order of k */
+        unsigned kk = K - 1 - k;
+        if (kk == 4) {
+            put_elem(in + 16 * kk, UINT64_MAX, 8, 0);
+            put_elem(in + 16 * kk + 8, UINT64_MAX, 8, 0);
+            continue;
+        }
+        put_elem(in + 16 * kk, at, 8, 0);
+        put_elem(in + 16 * kk + 8, (uint64_t)IN * esize, 8, 0);
+        /* inner chunk kk = (0, g1, g2) of the 1x3x2 grid; its element (a, b, c)
+         * is the transposed element (a, g1 + b, 2 g2 + c) = logical (g1 + b, 2 g2 + c, a) */
+        unsigned g1 = kk / 2, g2 = kk % 2;
+        for (unsigned a = 0; a < 5; a++)
+            for (unsigned c = 0; c < 2; c++, at += esize)
+                put_elem(in + at, value_at(g1, 2 * g2 + c, a), esize, 1);
+    }
+    int rc = decode(p, in, n, &out, err);
+    int ok = rc == ZF_OK;
+    for (unsigned i = 0, e = 0; ok && i < D0; i++)
+        for (unsigned j = 0; j < D1; j++)
+            for (unsigned k = 0; k < D2; k++, e++) {
+                int empty = i == 2 && j / 2 == 0; /* inner chunk 4: g1 = 2, g2 = 0 */
+                uint64_t want = empty ? fill : value_at(i, j, k) & mask(esize);
+                ok &= get_elem(out + (size_t)e * esize, esize) == want;
+            }
+    CHECK(ok, "transposed shard esize %u: rc %d %s", esize, rc, err);
+    free(out);
+    free(in);
+    zf_pipeline_free(p);
+    /* inner chunks must divide the shard as the sharding codec sees it */
+    CHECK(!v3("[{\"name\":\"transpose\",\"configuration\":{\"order\":[2,0,1]}},"
+              "{\"name\":\"sharding_indexed\",\"configuration\":{\"chunk_shape\":[3,4,5],"
+              "\"codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"big\"}}],"
+              "\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}]}}]",
+              esize, err, sizeof err) &&
+              strstr(err, "must divide the shard shape (as transposed)"),
+          "untransposed inner shape accepted: %s", err);
+}
+
 static void test_bad_sizes(void)
 {
     char err[256] = "";
@@ -231,6 +300,7 @@ int main(void)
         }
         test_v2_order_f(sizes[s]);
         test_shard_fill(sizes[s]);
+        test_transposed_shard(sizes[s]);
     }
     test_bad_sizes();
     return check_summary("test_pipeline");
