@@ -72,7 +72,7 @@ static int open_env(env *e, const char *store, const char *path, size_t cap, uns
 {
     memset(e, 0, sizeof *e);
     zf_layout_opts o = {.format = ZF_FORMAT_PANDAS, .nat = "NaT", .threads = threads};
-    if (zf_store_open(store, 0, &e->store) || !(e->cache = zf_cache_new(cap)) ||
+    if (zf_store_open_local(store, 0, &e->store) || !(e->cache = zf_cache_new(cap)) ||
         zf_tree_build(e->store, e->cache, &o, &e->tree) || !(e->node = find(e->tree, path))) {
         fprintf(stderr, "corebench: cannot open %s / %s\n", store, path);
         return -1;
@@ -93,17 +93,18 @@ static double decode_all(const char *storep, const char *path, uint64_t *nelems)
 {
     zf_store *st = NULL;
     char key[4096];
-    uint8_t *text = NULL;
+    zf_store_buf text = {NULL, 0};
     size_t n = 0;
     zf_meta m;
     zf_node_kind kind;
     char err[256];
     memset(&m, 0, sizeof m);
     snprintf(key, sizeof key, "%s/zarr.json", path);
-    if (zf_store_open(storep, 0, &st) || zf_store_read(st, key, 1 << 24, &text, &n) ||
-        zf_meta_parse_v3((const char *)text, n, &kind, &m, err, sizeof err))
+    if (zf_store_open_local(storep, 0, &st) ||
+        zf_store_read(st, key, 1 << 24, &text, &n, NULL, err, sizeof err) ||
+        zf_meta_parse_v3((const char *)text.p, n, &kind, &m, err, sizeof err))
         return -1;
-    free(text);
+    free(text.p);
     *nelems = m.nelems;
     zf_cache *c = zf_cache_new(1);
     zf_array *a = c ? zf_array_new(st, path, &m, c) : NULL;

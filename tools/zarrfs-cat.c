@@ -126,7 +126,7 @@ int main(int argc, char **argv)
     if (cache)
         zf_cache_start_prefetch(cache, 1); /* decode ahead while formatting */
     zf_tree *tree = NULL;
-    int rc = zf_store_open(pos[0], 0, &store);
+    int rc = zf_store_open_local(pos[0], 0, &store);
     if (rc == ZF_OK)
         rc = cache ? zf_tree_build(store, cache, &opts, &tree) : ZF_ENOMEM;
     int status = 1;

@@ -16,7 +16,8 @@ struct zf_array {
     uint64_t id;              /* cache owner id, unique per array */
     uint64_t grid[ZF_MAX_DIMS];
     uint64_t nchunks;
-    zf_stamp *stamps;         /* per stored chunk, from zf_array_snapshot */
+    zf_fp *stamps;            /* stamp digest per stored chunk, from zf_array_snapshot */
+    uint64_t present;         /* how many of them were present (not absent) */
 };
 
 static uint64_t next_id(void)
@@ -140,7 +141,8 @@ static int read_index(const zf_array *a, const char *key, const zf_pipeline *p, 
     uint64_t *out = malloc(2 * zf_pipeline_inner_count(p) * sizeof *out);
     int rc = raw && out ? ZF_OK : ZF_ENOMEM;
     if (rc == ZF_OK)
-        rc = zf_store_read_range(a->store, key, at_start ? r.off : r.off + r.len - ib, ib, raw);
+        rc = zf_store_read_range(a->store, key, at_start ? r.off : r.off + r.len - ib, ib, raw,
+                                 err, errcap);
     if (rc == ZF_OK)
         rc = zf_pipeline_decode_index(p, raw, ib, out, err, errcap);
     free(raw);
@@ -212,15 +214,17 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
     size_t rawn = 0;
     int rc;
     if (!zf_pipeline_partial(p)) {
-        rc = zf_store_read_buf(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn);
-        if (rc == ZF_ECORRUPT)
-            snprintf(err, errcap, "not a regular file, or larger than any valid encoding");
+        rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn, NULL, err, errcap);
     } else {
-        uint64_t origin[ZF_MAX_DIMS], size;
+        uint64_t origin[ZF_MAX_DIMS];
         chunk_origin(a, index, origin);
-        range r = {0, 0};
-        rc = zf_store_size(a->store, key, &size);
-        r.len = size;
+        zf_stamp st;
+        rc = zf_store_stamp(a->store, key, &st);
+        if (rc == ZF_OK && st.kind != ZF_STORE_FILE) {
+            snprintf(err, errcap, "not a regular file");
+            rc = ZF_ECORRUPT;
+        }
+        range r = {0, st.size};
         if (rc == ZF_OK)
             rc = locate_inner(a, key, origin, &r, &p, err, errcap);
         if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
@@ -232,7 +236,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         if (rc == ZF_OK)
             rc = zf_store_buf_reserve(raw, rawn);
         if (rc == ZF_OK)
-            rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p);
+            rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p, err, errcap);
     }
     if (rc == ZF_OK)
         rc = decode_chunk(p, raw->p, rawn, buf, out, err, errcap);
@@ -251,16 +255,28 @@ static uint64_t stored_index(const zf_array *a, uint64_t index)
     return k;
 }
 
+/* digest of key's stamp now */
+static zf_fp stamp_digest(const zf_array *a, const char *key)
+{
+    zf_stamp st;
+    zf_store_stamp(a->store, key, &st); /* an error leaves st absent: a change, too */
+    return zf_stamp_digest(&st);
+}
+
+/* does key's stamp now have the digest then? */
+static int same_stamp(const zf_array *a, const char *key, const zf_fp *then)
+{
+    zf_fp now = stamp_digest(a, key);
+    return now.a == then->a && now.b == then->b;
+}
+
 /* ZF_ESTALE if the stored chunk no longer matches its snapshot stamp */
 static int check_stamp(const zf_array *a, uint64_t index, const char *key, char *err, size_t errcap)
 {
-    const zf_stamp *stamps = __atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE);
+    const zf_fp *stamps = __atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE);
     if (!stamps)
         return ZF_OK;
-    zf_stamp now;
-    zf_store_stamp(a->store, key, &now);
-    const zf_stamp *then = &stamps[stored_index(a, index)];
-    if (now.size == then->size && now.mtime == then->mtime)
+    if (same_stamp(a, key, &stamps[stored_index(a, index)]))
         return ZF_OK;
     snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
     return ZF_ESTALE;
@@ -339,20 +355,86 @@ void zf_array_prefetch(zf_array *a, uint64_t index)
         zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
 }
 
-/* call fn for the store key of every stored chunk (or shard) of the grid */
-static void for_each_stored(const zf_array *a, void (*fn)(const zf_array *, const char *, void *),
-                            void *ctx)
+/* number of stored chunks (shards) along each dimension, and in all */
+static uint64_t stored_grid(const zf_array *a, uint64_t *grid)
 {
-    uint64_t grid[ZF_MAX_DIMS], total = 1, coords[ZF_MAX_DIMS] = {0};
+    uint64_t total = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         grid[d] = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
-        total *= grid[d];
+        total *= grid[d]; /* <= nelems (or 0), so no overflow */
     }
+    return total;
+}
+
+/* called with the index (C order over the stored grid) and stamp of every
+ * stored chunk present in the store */
+typedef void (*stamp_fn)(void *ctx, uint64_t k, const zf_stamp *st);
+
+/* the linear index of coords over grid into *k; -1 if coords lie outside it */
+static int grid_index(unsigned ndim, const uint64_t *grid, const uint64_t *coords, uint64_t *k)
+{
+    *k = 0;
+    for (unsigned d = 0; d < ndim; d++) {
+        if (coords[d] >= grid[d])
+            return -1;
+        *k = *k * grid[d] + coords[d];
+    }
+    return 0;
+}
+
+typedef struct dir_ctx {
+    const zf_array *a;
+    const uint64_t *grid;
+    const char *dir;   /* the listed directory, relative to the array's */
+    stamp_fn fn;
+    void *ctx;
+} dir_ctx;
+
+/* one entry of a listed chunk directory: a chunk of the grid, or ignored */
+static int dir_entry(void *arg, const zf_store_entry *e)
+{
+    dir_ctx *c = arg;
+    char rel[ZF_KEY_MAX];
+    uint64_t coords[ZF_MAX_DIMS], k;
+    int n = snprintf(rel, sizeof rel, "%s%s%s", c->dir, *c->dir ? "/" : "", e->name);
+    if (n > 0 && (size_t)n < sizeof rel && zf_meta_chunk_coords(&c->a->meta, rel, coords) == ZF_OK &&
+        grid_index(c->a->meta.ndim, c->grid, coords, &k) == 0)
+        c->fn(c->ctx, k, &e->stamp);
+    return 0;
+}
+
+/* list the directory holding the chunk at coords, calling fn for the chunks in it */
+static void list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coords,
+                           stamp_fn fn, void *ctx)
+{
+    char rel[ZF_KEY_MAX], key[ZF_KEY_MAX];
+    if (zf_meta_chunk_key(&a->meta, coords, rel, sizeof rel) != ZF_OK)
+        return;
+    char *slash = strrchr(rel, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        *rel = '\0';
+    int n = snprintf(key, sizeof key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
+    if (n < 0 || (size_t)n >= sizeof key)
+        return;
+    dir_ctx c = {a, grid, rel, fn, ctx};
+    zf_store_list(a->store, key, dir_entry, &c); /* a missing directory holds no chunk */
+}
+
+/* stamp every stored chunk key one by one */
+static void stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, stamp_fn fn,
+                       void *ctx)
+{
+    uint64_t coords[ZF_MAX_DIMS] = {0};
     char key[ZF_KEY_MAX];
     size_t plen = *a->path ? (size_t)snprintf(key, sizeof key, "%s/", a->path) : 0;
     for (uint64_t k = 0; k < total; k++) {
-        if (zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK)
-            fn(a, key, ctx);
+        zf_stamp st;
+        if (plen < sizeof key &&
+            zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK &&
+            zf_store_stamp(a->store, key, &st) == ZF_OK)
+            fn(ctx, k, &st);
         for (unsigned d = a->meta.ndim; d-- > 0;) {
             if (++coords[d] < grid[d])
                 break;
@@ -361,22 +443,45 @@ static void for_each_stored(const zf_array *a, void (*fn)(const zf_array *, cons
     }
 }
 
-static void stored_total(const zf_array *a, uint64_t *total)
+/* fn for every stored chunk present, asking the store in bulk: each
+ * directory holding two or more chunks of the grid is listed once (with the
+ * stamps of what it holds); chunks alone in their directory are stamped */
+static void stamp_stored(const zf_array *a, stamp_fn fn, void *ctx)
 {
-    *total = 1;
-    for (unsigned d = 0; d < a->meta.ndim; d++)
-        *total *= (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
+    uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid), coords[ZF_MAX_DIMS] = {0};
+    unsigned n = a->meta.ndim;
+    int nested = a->meta.separator == '/' && n > 0; /* one directory per row of the last axis */
+    uint64_t per_dir = nested ? grid[n - 1] : total;
+    if (total == 0)
+        return;
+    if (per_dir < 2) {
+        stamp_each(a, grid, total, fn, ctx);
+        return;
+    }
+    if (!nested) {
+        list_chunk_dir(a, grid, coords, fn, ctx);
+        return;
+    }
+    for (uint64_t row = 0; row < total / per_dir; row++) { /* coords[n - 1] stays 0 */
+        list_chunk_dir(a, grid, coords, fn, ctx);
+        for (unsigned d = n - 1; d-- > 0;) {
+            if (++coords[d] < grid[d])
+                break;
+            coords[d] = 0;
+        }
+    }
 }
 
-typedef struct stamp_ctx {
-    zf_stamp *stamps;
-    uint64_t k;
-} stamp_ctx;
+typedef struct snap_ctx {
+    zf_fp *stamps;
+    uint64_t present;
+} snap_ctx;
 
-static void take_stamp(const zf_array *a, const char *key, void *ctx)
+static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
 {
-    stamp_ctx *c = ctx;
-    zf_store_stamp(a->store, key, &c->stamps[c->k++]);
+    snap_ctx *c = ctx;
+    c->stamps[k] = zf_stamp_digest(st);
+    c->present++;
 }
 
 static void fp_meta(const zf_array *a, zf_fp *fp)
@@ -400,54 +505,62 @@ static void fp_meta(const zf_array *a, zf_fp *fp)
 
 int zf_array_snapshot(zf_array *a, zf_fp *fp)
 {
-    uint64_t total;
-    stored_total(a, &total);
-    stamp_ctx c = {calloc(total ? (size_t)total : 1, sizeof(zf_stamp)), 0};
+    uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid);
+    if (total > SIZE_MAX / sizeof(zf_fp))
+        return ZF_ENOMEM;
+    snap_ctx c = {malloc(total ? (size_t)total * sizeof(zf_fp) : 1), 0};
     if (!c.stamps)
         return ZF_ENOMEM;
-    for_each_stored(a, take_stamp, &c);
+    zf_stamp absent;
+    memset(&absent, 0, sizeof absent);
+    zf_fp none = zf_stamp_digest(&absent);
+    for (uint64_t k = 0; k < total; k++)
+        c.stamps[k] = none;
+    stamp_stored(a, take_stamp, &c);
     fp_meta(a, fp);
     zf_fp_add(fp, c.stamps, (size_t)total * sizeof *c.stamps);
-    zf_stamp *old = __atomic_exchange_n(&a->stamps, c.stamps, __ATOMIC_ACQ_REL);
+    a->present = c.present; /* before the stamps are published */
+    zf_fp *old = __atomic_exchange_n(&a->stamps, c.stamps, __ATOMIC_ACQ_REL);
     free(old);
     return ZF_OK;
 }
 
 typedef struct changed_ctx {
-    const zf_stamp *stamps;
-    uint64_t k;
+    const zf_fp *stamps;
+    uint64_t present;
     int changed;
 } changed_ctx;
 
-static void compare_stamp(const zf_array *a, const char *key, void *ctx)
+static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
 {
     changed_ctx *c = ctx;
-    zf_stamp now;
-    zf_store_stamp(a->store, key, &now);
-    const zf_stamp *then = &c->stamps[c->k++];
-    c->changed |= now.size != then->size || now.mtime != then->mtime;
+    zf_fp now = zf_stamp_digest(st);
+    c->changed |= now.a != c->stamps[k].a || now.b != c->stamps[k].b;
+    c->present++;
 }
 
 int zf_array_changed(const zf_array *a)
 {
     changed_ctx c = {__atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE), 0, 0};
-    if (c.stamps)
-        for_each_stored(a, compare_stamp, &c);
-    return c.changed;
+    if (!c.stamps)
+        return 0;
+    stamp_stored(a, compare_stamp, &c);
+    return c.changed || c.present != a->present; /* present then, gone now */
 }
 
-static void count_present(const zf_array *a, const char *key, void *ctx)
+static void count_present(void *ctx, uint64_t k, const zf_stamp *st)
 {
-    if (zf_store_kind(a->store, key) == 1)
+    if (st->kind == ZF_STORE_FILE)
         (*(uint64_t *)ctx)++;
 }
 
 int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
 {
-    stored_total(a, expected);
+    uint64_t grid[ZF_MAX_DIMS];
+    *expected = stored_grid(a, grid);
     *present = 0;
     if (*expected > limit)
         return ZF_EUNSUPPORTED;
-    for_each_stored(a, count_present, present);
+    stamp_stored(a, count_present, present);
     return ZF_OK;
 }

@@ -58,7 +58,7 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
  * prefetches (cache.h); no effect otherwise or past the last chunk. */
 void zf_array_prefetch(zf_array *a, uint64_t index);
 
-/* Record the stamp (size, mtime) of every stored chunk, and mix into fp
+/* Record the stamp (store.h) of every stored chunk, and mix into fp
  * everything the array's values depend on: store and array path, metadata and
  * those stamps.  From then on a chunk whose stamp differs when it is loaded
  * fails with ZF_ESTALE instead of mixing old and new data.  Call once, before

@@ -1,4 +1,10 @@
-/* store.c - local-directory store confined beneath its root. */
+/* local.c - the local-directory backend: keys are files beneath a root
+ * directory, every open confined beneath it.
+ *
+ * No open may block on what the store holds: a key is first opened with
+ * O_PATH (which never opens the object itself) and fstat'ed; only a regular
+ * file is then opened for reading (O_NONBLOCK, checked to be the same file),
+ * so FIFOs, sockets and devices are refused without ever being opened. */
 #include "store/store.h"
 
 #include <dirent.h>
@@ -14,44 +20,16 @@
 
 #include "base/err.h"
 
-struct zf_store {
+typedef struct local {
     int dirfd;
     int follow_symlinks;
-    char *path;
-};
+} local;
 
-int zf_store_open(const char *path, int follow_symlinks, zf_store **out)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR ? ZF_ENOTFOUND : ZF_EIO;
-    zf_store *s = calloc(1, sizeof *s);
-    char *p = realpath(path, NULL);
-    if (!s || !p) {
-        free(s);
-        free(p);
-        close(fd);
-        return ZF_ENOMEM;
-    }
-    s->dirfd = fd;
-    s->follow_symlinks = follow_symlinks;
-    s->path = p;
-    *out = s;
-    return ZF_OK;
-}
+#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
 
-void zf_store_close(zf_store *s)
+static const local *impl(const zf_store *s)
 {
-    if (!s)
-        return;
-    close(s->dirfd);
-    free(s->path);
-    free(s);
-}
-
-const char *zf_store_path(const zf_store *s)
-{
-    return s->path;
+    return s->impl;
 }
 
 /* without openat2: walk key one component at a time, refusing every symlink
@@ -90,176 +68,269 @@ static int open_no_symlinks(int dirfd, const char *key, int flags)
 }
 
 /* open key beneath the root; symlinks may not leave the store */
-static int open_key(const zf_store *s, const char *key, int flags)
+static int open_key(const local *l, const char *key, int flags)
 {
     if (!(flags & O_PATH))
-        flags |= O_NOCTTY;
+        flags |= O_NOCTTY | O_NONBLOCK;
     struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
                            .resolve = RESOLVE_NO_MAGICLINKS};
-    if (!s->follow_symlinks)
+    if (!l->follow_symlinks)
         how.resolve |= RESOLVE_BENEATH;
     if (*key == '\0')
         key = ".";
-    long fd = syscall(SYS_openat2, s->dirfd, key, &how, sizeof how);
+    long fd = syscall(SYS_openat2, l->dirfd, key, &how, sizeof how);
     if (fd < 0 && errno == ENOSYS) /* kernels before 5.6, valgrind */
-        fd = s->follow_symlinks ? openat(s->dirfd, key, flags | O_CLOEXEC)
-                                : open_no_symlinks(s->dirfd, key, flags | O_CLOEXEC);
+        fd = l->follow_symlinks ? openat(l->dirfd, key, flags | O_CLOEXEC)
+                                : open_no_symlinks(l->dirfd, key, flags | O_CLOEXEC);
     return (int)fd;
 }
 
-/* after a failed open of key: absent (ZF_ENOTFOUND), or there but unusable:
- * a dangling symlink or one that leaves the store (ZF_ECORRUPT) */
-static int open_error(const zf_store *s, const char *key, int e)
+static int64_t ns(struct timespec t)
 {
-    struct stat st;
-    if (e == EXDEV || e == ELOOP)
-        return ZF_ECORRUPT;
-    if (e == ENOENT && *key && fstatat(s->dirfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0)
-        return ZF_ECORRUPT;
-    if (e == ENOENT || e == ENOTDIR)
-        return ZF_ENOTFOUND;
-    return e == ENOMEM ? ZF_ENOMEM : ZF_EIO;
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* pread exactly len bytes; short file -> ZF_ECORRUPT */
-static int pread_full(int fd, uint8_t *buf, size_t len, uint64_t off)
+/* the stamp of what st describes */
+static void stamp_of(const struct stat *st, zf_stamp *out)
 {
+    memset(out, 0, sizeof *out);
+    out->kind = S_ISREG(st->st_mode) ? ZF_STORE_FILE : S_ISDIR(st->st_mode) ? ZF_STORE_DIR
+              : S_ISLNK(st->st_mode) ? ZF_STORE_LINK : ZF_STORE_OTHER;
+    out->size = S_ISREG(st->st_mode) && st->st_size > 0 ? (uint64_t)st->st_size : 0;
+    out->mtime = ns(st->st_mtim);
+    out->ctime = ns(st->st_ctim);
+    out->dev = (uint64_t)st->st_dev;
+    out->ino = (uint64_t)st->st_ino;
+}
+
+/* what a file of this mode is, for reasons ("a FIFO") */
+static const char *mode_name(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
+         : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+         : S_ISLNK(m) ? "a symlink that is not followed" : "not a file";
+}
+
+/* after a failed open of key (errno e): absent (ZF_ENOTFOUND), or there but
+ * unusable: a dangling symlink or one that leaves the store (ZF_ECORRUPT) */
+static int open_error(const local *l, const char *key, int e, char *err, size_t errcap)
+{
+    struct stat st;
+    if (e == EXDEV)
+        return ERR(ZF_ECORRUPT, "a symlink leading out of the store");
+    if (e == ELOOP)
+        return ERR(ZF_ECORRUPT, "a symlink loop, or a symlink that is not followed");
+    if (e == ENOENT && *key && fstatat(l->dirfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        return ERR(ZF_ECORRUPT, "a symlink to nothing");
+    if (e == ENOENT || e == ENOTDIR)
+        return ERR(ZF_ENOTFOUND, "no such key");
+    if (e == ENOMEM)
+        return ZF_ENOMEM;
+    return ERR(ZF_EIO, "cannot open: %s", strerror(e));
+}
+
+/* open the regular file at key for reading, never opening anything else
+ * (see the top of the file); the fd (*st: its status), or a negative zf_err */
+static int open_value(const local *l, const char *key, struct stat *st, char *err, size_t errcap)
+{
+    int pfd = open_key(l, key, O_PATH);
+    if (pfd < 0)
+        return open_error(l, key, errno, err, errcap);
+    int rc = fstat(pfd, st) == 0 ? ZF_OK : ERR(ZF_EIO, "cannot stat: %s", strerror(errno));
+    close(pfd);
+    if (rc == ZF_OK && !S_ISREG(st->st_mode))
+        rc = ERR(ZF_ECORRUPT, "%s, not a regular file", mode_name(st->st_mode));
+    if (rc)
+        return rc;
+    int fd = open_key(l, key, O_RDONLY);
+    if (fd < 0)
+        return open_error(l, key, errno, err, errcap);
+    struct stat now;
+    if (fstat(fd, &now) != 0)
+        rc = ERR(ZF_EIO, "cannot stat: %s", strerror(errno));
+    else if (now.st_dev != st->st_dev || now.st_ino != st->st_ino || !S_ISREG(now.st_mode))
+        rc = ERR(ZF_ECORRUPT, "replaced while it was being opened");
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    *st = now;
+    return fd;
+}
+
+/* pread exactly len bytes at off; a shorter file -> ZF_ECORRUPT */
+static int pread_full(int fd, uint8_t *buf, size_t len, uint64_t off, char *err, size_t errcap)
+{
+    if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+        return ERR(ZF_ECORRUPT, "range beyond the largest file");
     size_t done = 0;
     while (done < len) {
         ssize_t r = pread(fd, buf + done, len - done, (off_t)(off + done));
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return ZF_EIO;
-        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return ERR(ZF_EIO, "read error: %s", strerror(errno));
         if (r == 0)
-            return ZF_ECORRUPT;
+            return ERR(ZF_ECORRUPT, "ends at byte %llu, before the %zu bytes wanted at %llu",
+                       (unsigned long long)(off + done), len, (unsigned long long)off);
         done += (size_t)r;
     }
     return ZF_OK;
 }
 
-int zf_store_buf_reserve(zf_store_buf *b, size_t n)
+static int local_read(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n,
+                      zf_stamp *stamp, char *err, size_t errcap)
 {
-    if (n <= b->cap && b->p)
-        return ZF_OK;
-    size_t want = n ? n : 1; /* large buffers grow in place (mremap): no slack needed */
-    uint8_t *p = realloc(b->p, want);
-    if (!p)
-        return ZF_ENOMEM;
-    b->p = p;
-    b->cap = want;
-    return ZF_OK;
-}
-
-int zf_store_read_buf(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n)
-{
-    int fd = open_key(s, key, O_RDONLY);
-    if (fd < 0)
-        return open_error(s, key, errno);
     struct stat st;
+    int fd = open_value(impl(s), key, &st, err, errcap);
+    if (fd < 0)
+        return fd;
+    stamp_of(&st, stamp);
+    uint64_t size = stamp->size;
     int rc = ZF_OK;
-    if (fstat(fd, &st) != 0)
-        rc = ZF_EIO;
-    else if (!S_ISREG(st.st_mode) || st.st_size < 0 || (uint64_t)st.st_size > max)
-        rc = ZF_ECORRUPT;
-    else if ((rc = zf_store_buf_reserve(b, (size_t)st.st_size)) == ZF_OK)
-        rc = pread_full(fd, b->p, (size_t)st.st_size, 0);
+    if (size > max)
+        rc = ERR(ZF_ECORRUPT, "%llu bytes, more than the %zu allowed", (unsigned long long)size, max);
+    if (rc == ZF_OK)
+        rc = zf_store_buf_reserve(b, (size_t)size);
+    if (rc == ZF_OK)
+        rc = pread_full(fd, b->p, (size_t)size, 0, err, errcap);
     close(fd);
     if (rc == ZF_OK)
-        *n = (size_t)st.st_size;
+        *n = (size_t)size;
     return rc;
 }
 
-int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf, size_t *n)
+/* one by one; consecutive requests for the same key share one open */
+static int local_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
 {
-    zf_store_buf b = {NULL, 0};
-    int rc = zf_store_read_buf(s, key, max, &b, n);
-    if (rc != ZF_OK) {
-        free(b.p);
+    int fd = -1, first = ZF_OK;
+    for (size_t i = 0; i < n; i++) {
+        zf_store_req *r = &reqs[i];
+        if (fd < 0 || strcmp(r->key, reqs[i - 1].key)) {
+            if (fd >= 0)
+                close(fd);
+            struct stat st;
+            fd = open_value(impl(s), r->key, &st, r->err, r->errcap);
+        }
+        r->rc = fd < 0 ? fd : pread_full(fd, r->buf, r->len, r->off, r->err, r->errcap);
+        if (r->rc && first == ZF_OK)
+            first = r->rc;
+    }
+    if (fd >= 0)
+        close(fd);
+    return first;
+}
+
+static int local_stamp(const zf_store *s, const char *key, zf_stamp *stamp)
+{
+    const local *l = impl(s);
+    struct stat st;
+    int fd = open_key(l, key, O_PATH);
+    if (fd < 0) {
+        int rc = open_error(l, key, errno, NULL, 0);
+        if (rc == ZF_ECORRUPT) { /* a symlink not followed: stamp the link itself */
+            memset(stamp, 0, sizeof *stamp);
+            stamp->kind = ZF_STORE_LINK;
+            if (*key && fstatat(l->dirfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                stamp_of(&st, stamp);
+            return ZF_OK;
+        }
         return rc;
     }
-    *buf = b.p; /* ownership passes to the caller */
-    return ZF_OK;
-}
-
-int zf_store_size(const zf_store *s, const char *key, uint64_t *size)
-{
-    int fd = open_key(s, key, O_RDONLY);
-    if (fd < 0)
-        return open_error(s, key, errno);
-    struct stat st;
     int rc = fstat(fd, &st) == 0 ? ZF_OK : ZF_EIO;
-    if (rc == ZF_OK && !S_ISREG(st.st_mode))
-        rc = ZF_ECORRUPT;
+    close(fd);
     if (rc == ZF_OK)
-        *size = (uint64_t)st.st_size;
-    close(fd);
+        stamp_of(&st, stamp);
     return rc;
 }
 
-int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *out)
+/* the entry name in directory fd (the store's prefix): its stamp, as
+ * local_stamp gives for the whole key; 0, or -1 if it is gone */
+static int entry_stamp(const zf_store *s, int fd, const char *prefix, const char *name,
+                       zf_store_entry *e)
 {
-    out->size = UINT64_MAX;
-    out->mtime = 0;
-    int fd = open_key(s, key, O_PATH);
-    if (fd < 0)
-        return open_error(s, key, errno);
     struct stat st;
-    int rc = fstat(fd, &st) == 0 ? ZF_OK : ZF_EIO;
-    close(fd);
-    if (rc == ZF_OK) {
-        out->size = (uint64_t)st.st_size;
-        out->mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-    }
-    return rc;
-}
-
-int zf_store_read_range(const zf_store *s, const char *key, uint64_t off, size_t len, uint8_t *buf)
-{
-    int fd = open_key(s, key, O_RDONLY);
-    if (fd < 0)
-        return open_error(s, key, errno);
-    int rc = pread_full(fd, buf, len, off);
-    close(fd);
-    return rc;
-}
-
-int zf_store_kind(const zf_store *s, const char *key)
-{
-    int fd = open_key(s, key, O_PATH);
-    if (fd < 0)
+    if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    e->alias = S_ISLNK(st.st_mode);
+    if (!e->alias) {
+        stamp_of(&st, &e->stamp);
         return 0;
-    struct stat st;
-    int kind = 0;
-    if (fstat(fd, &st) == 0)
-        kind = S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? 2 : 0;
-    close(fd);
-    return kind;
+    }
+    char key[ZF_KEY_MAX];
+    int len = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "/" : "", name);
+    if (len < 0 || (size_t)len >= sizeof key) {
+        stamp_of(&st, &e->stamp); /* a key no store call accepts: the link itself */
+        return 0;
+    }
+    memset(&e->stamp, 0, sizeof e->stamp);
+    return local_stamp(s, key, &e->stamp) == ZF_OK ? 0 : -1;
 }
 
-int zf_store_list(const zf_store *s, const char *key, zf_store_list_fn fn, void *ctx)
+static int local_list(const zf_store *s, const char *prefix, zf_store_list_fn fn, void *ctx)
 {
-    int fd = open_key(s, key, O_RDONLY | O_DIRECTORY);
+    int fd = open_key(impl(s), prefix, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
-        return open_error(s, key, errno);
+        return open_error(impl(s), prefix, errno, NULL, 0);
     DIR *d = fdopendir(fd);
     if (!d) {
         close(fd);
         return ZF_EIO;
     }
     int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        int is_dir = e->d_type == DT_DIR;
-        if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
-            struct stat st;
-            is_dir = fstatat(fd, e->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode);
+    for (;;) {
+        errno = 0;
+        struct dirent *de = readdir(d);
+        if (!de) {
+            if (errno)
+                rc = ZF_EIO;
+            break;
         }
-        rc = fn(ctx, e->d_name, is_dir);
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        zf_store_entry e = {.name = de->d_name};
+        if (entry_stamp(s, fd, prefix, de->d_name, &e) == 0 && (rc = fn(ctx, &e)) != 0)
+            break;
     }
     closedir(d);
     return rc;
+}
+
+static void local_close(zf_store *s)
+{
+    local *l = s->impl;
+    close(l->dirfd);
+    free(l);
+}
+
+static const zf_store_ops local_ops = {
+    .close = local_close,
+    .read = local_read,
+    .read_many = local_read_many,
+    .stamp = local_stamp,
+    .list = local_list,
+};
+
+int zf_store_open_local(const char *path, int follow_symlinks, zf_store **out)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? ZF_ENOTFOUND : ZF_EIO;
+    zf_store *s = calloc(1, sizeof *s);
+    local *l = calloc(1, sizeof *l);
+    char *name = realpath(path, NULL);
+    if (!s || !l || !name) {
+        free(s);
+        free(l);
+        free(name);
+        close(fd);
+        return ZF_ENOMEM;
+    }
+    l->dirfd = fd;
+    l->follow_symlinks = follow_symlinks;
+    s->ops = &local_ops;
+    s->impl = l;
+    s->name = name;
+    *out = s;
+    return ZF_OK;
 }

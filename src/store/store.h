@@ -1,33 +1,65 @@
-/* store.h - read-only access to a Zarr store held in a local directory.
+/* store.h - the store interface: read-only access to the keys of a Zarr store.
  *
- * Keys are '/'-separated paths relative to the store root.  Every open is
- * confined beneath the root (symlinks that leave the store are refused unless
- * the store was opened with follow_symlinks).  The store is never written.
- * A zf_store is immutable after open and safe to use from many threads. */
+ * A store is a table of functions (zf_store_ops, after squashfuse's
+ * sqfs_input) over a backend's state; each backend has its own constructor
+ * (the local directory: zf_store_open_local).  Callers use the zf_store_*
+ * functions below, never the table itself.
+ *
+ * Keys are '/'-separated paths relative to the store root ("" is the root;
+ * no leading '/', no "." or ".." components).  The store is never written.
+ *
+ * Contract, for every backend:
+ *   - Threads: a zf_store is immutable after its constructor returns; every
+ *     function may be called from many threads at once.
+ *   - Blocking: no key's content may block a call indefinitely (a FIFO,
+ *     device or socket where a file is expected is refused, not opened).
+ *   - Ownership: buffers, requests and reason buffers belong to the caller;
+ *     names passed to a list callback are valid during the call only.
+ *   - Errors: 0 (ZF_OK) or a negative zf_err (base/err.h):
+ *       ZF_ENOTFOUND  the key does not exist
+ *       ZF_ECORRUPT   it exists but cannot be used as asked: not a regular
+ *                     file (or not a directory, for lists), a symlink that is
+ *                     dangling or leaves the store, larger than the caller's
+ *                     bound, shorter than the range asked for
+ *       ZF_EIO        the backend failed to read it
+ *       ZF_ENOMEM     out of memory
+ *     Functions that take (err, errcap) write a one-line reason there on
+ *     failure ("a FIFO, not a regular file"); err may be NULL (errcap 0).
+ *     The store never logs: callers log, once, naming the store and key. */
 #ifndef ZF_STORE_H
 #define ZF_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/fp.h"
+
 /* Longest store key, in bytes with its NUL (a Linux path's limit). */
 #define ZF_KEY_MAX 4096
 
-typedef struct zf_store zf_store;
+/* What a key is. */
+typedef enum zf_store_kind {
+    ZF_STORE_ABSENT = 0, /* no such key */
+    ZF_STORE_FILE,       /* a regular file: a value that can be read */
+    ZF_STORE_DIR,        /* a directory (a prefix holding keys) */
+    ZF_STORE_OTHER,      /* a FIFO, socket or device: never opened */
+    ZF_STORE_LINK        /* a symlink not followed: dangling or leaving the store */
+} zf_store_kind;
 
-/* Open the directory at path as a store; *out owns it (zf_store_close). */
-int zf_store_open(const char *path, int follow_symlinks, zf_store **out);
-
-/* Close a store; NULL is allowed. */
-void zf_store_close(zf_store *s);
-
-/* The root directory path the store was opened with. */
-const char *zf_store_path(const zf_store *s);
-
-/* Read the whole value of key into a new malloc'd buffer (*buf, caller frees).
- * ZF_ENOTFOUND if the key does not exist; ZF_ECORRUPT if it is larger than
- * max bytes or is not a regular file; ZF_EIO on read errors. */
-int zf_store_read(const zf_store *s, const char *key, size_t max, uint8_t **buf, size_t *n);
+/* What a key looked like at one moment, identifying one version of it: two
+ * stamps are equal only if nothing a user does by accident (rewriting a file
+ * with the same size and restoring its mtime, copying, replacing it) could
+ * have changed the value in between.  Fields a backend has no notion of are
+ * 0.  No padding: stamps may be hashed as bytes (zf_stamp_digest). */
+typedef struct zf_stamp {
+    uint64_t size;      /* bytes of a file's value (0 for other kinds) */
+    int64_t mtime;      /* modification time, ns since the epoch */
+    int64_t ctime;      /* status change time, ns (local files: not settable by users) */
+    uint64_t dev, ino;  /* identity of the object behind the key */
+    zf_fp tag;          /* digest of an opaque version tag (an ETag); {0, 0}: none */
+    uint32_t kind;      /* zf_store_kind; every other field is 0 for ZF_STORE_ABSENT */
+    uint32_t zero;      /* always 0 */
+} zf_stamp;
 
 /* A caller-owned byte buffer that reads reuse and grow (free p when done). */
 typedef struct zf_store_buf {
@@ -35,37 +67,96 @@ typedef struct zf_store_buf {
     size_t cap;
 } zf_store_buf;
 
-/* As zf_store_read, but into b, grown (realloc) when the value is larger
- * than b->cap; b stays valid (and owned by the caller) on every error. */
-int zf_store_read_buf(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n);
+/* One byte range to read in a zf_store_read_many call. */
+typedef struct zf_store_req {
+    const char *key;
+    uint64_t off;
+    size_t len;
+    uint8_t *buf;       /* caller-owned, room for len bytes */
+    char *err;          /* reason on failure (may be NULL) */
+    size_t errcap;
+    int rc;             /* out: ZF_OK, or why this range could not be read */
+} zf_store_req;
+
+/* One entry of a listed prefix. */
+typedef struct zf_store_entry {
+    const char *name;   /* one key component (no '/'); valid during the call */
+    zf_stamp stamp;     /* of what the name leads to: kind says file or dir */
+    int alias;          /* reached through a symlink (another path may lead there too) */
+} zf_store_entry;
+
+/* Called once per entry of a listed prefix; nonzero stops the listing. */
+typedef int (*zf_store_list_fn)(void *ctx, const zf_store_entry *e);
+
+typedef struct zf_store zf_store;
+
+/* A backend: every function follows the contract above. */
+typedef struct zf_store_ops {
+    /* free the backend's state (s itself is freed by zf_store_close) */
+    void (*close)(zf_store *s);
+    /* whole value of key into b (grown as needed, at most max bytes); *st
+     * gets the stamp of the version read, taken before reading */
+    int (*read)(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n,
+                zf_stamp *st, char *err, size_t errcap);
+    /* every request's range into its buffer; may run them in any order or at once */
+    int (*read_many)(const zf_store *s, zf_store_req *reqs, size_t n);
+    /* stamp of key now */
+    int (*stamp)(const zf_store *s, const char *key, zf_stamp *st);
+    /* entries directly under prefix, with their stamps */
+    int (*list)(const zf_store *s, const char *prefix, zf_store_list_fn fn, void *ctx);
+} zf_store_ops;
+
+/* The common part of every store; a backend's constructor fills it. */
+struct zf_store {
+    const zf_store_ops *ops;
+    void *impl;         /* the backend's state */
+    char *name;         /* what log lines call the store (the root path, a URL); owned */
+};
+
+/* Open the local directory at path as a store; *out owns it (zf_store_close).
+ * Symlinks inside it are followed only while they stay beneath it, unless
+ * follow_symlinks.  ZF_ENOTFOUND if path is not a directory. */
+int zf_store_open_local(const char *path, int follow_symlinks, zf_store **out);
+
+/* Close a store; NULL is allowed. */
+void zf_store_close(zf_store *s);
+
+/* The store's name for log lines (a local store: its root's absolute path). */
+const char *zf_store_path(const zf_store *s);
+
+/* Read the whole value of key into b, grown (realloc) when it is larger than
+ * b->cap; *n gets its length.  A value larger than max bytes is refused
+ * (ZF_ECORRUPT, the sizes in err).  st (may be NULL) gets the stamp of the
+ * version read (all zero if nothing was opened).  b stays valid, and the
+ * caller's, on every error. */
+int zf_store_read(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n,
+                  zf_stamp *st, char *err, size_t errcap);
+
+/* Read exactly len bytes of key at offset off into buf (caller-owned);
+ * ZF_ECORRUPT if the value is shorter than off + len. */
+int zf_store_read_range(const zf_store *s, const char *key, uint64_t off, size_t len,
+                        uint8_t *buf, char *err, size_t errcap);
+
+/* Read n ranges at once (a remote backend keeps many in flight): each
+ * request's rc gets its own result.  Returns ZF_OK if all succeeded, else the
+ * result of the first request that failed. */
+int zf_store_read_many(const zf_store *s, zf_store_req *reqs, size_t n);
+
+/* Stamp of key now: ZF_OK for anything that exists (st->kind says what),
+ * ZF_ENOTFOUND (st all zero: ZF_STORE_ABSENT) if it does not. */
+int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st);
+
+/* Call fn for each entry directly under prefix ("" for the root; "." and
+ * ".." are never listed), in no particular order; returns fn's value if it
+ * stops the listing, ZF_ENOTFOUND / ZF_ECORRUPT if prefix is absent or not a
+ * directory. */
+int zf_store_list(const zf_store *s, const char *prefix, zf_store_list_fn fn, void *ctx);
 
 /* Make b hold at least n bytes (ZF_ENOMEM leaves it as it was). */
 int zf_store_buf_reserve(zf_store_buf *b, size_t n);
 
-/* Size in bytes of key's value; ZF_ENOTFOUND if absent. */
-int zf_store_size(const zf_store *s, const char *key, uint64_t *size);
-
-/* What a key looked like at one moment: size and modification time. */
-typedef struct zf_stamp {
-    uint64_t size;  /* UINT64_MAX: the key did not exist */
-    int64_t mtime;  /* ns since the epoch */
-} zf_stamp;
-
-/* Stamp of key now; an absent key gets size UINT64_MAX (and ZF_ENOTFOUND). */
-int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st);
-
-/* Read exactly len bytes of key at offset off into buf (caller-owned).
- * ZF_ECORRUPT if the value is shorter than off + len. */
-int zf_store_read_range(const zf_store *s, const char *key, uint64_t off, size_t len, uint8_t *buf);
-
-/* Does key exist as a regular file (1), directory (2), or not at all (0)? */
-int zf_store_kind(const zf_store *s, const char *key);
-
-/* Called once per entry of a listed directory with the entry's name. */
-typedef int (*zf_store_list_fn)(void *ctx, const char *name, int is_dir);
-
-/* List the entries of directory key ("" for the root), skipping "." and "..";
- * stops early and returns fn's value if fn returns nonzero. */
-int zf_store_list(const zf_store *s, const char *key, zf_store_list_fn fn, void *ctx);
+/* 128-bit digest of a stamp: equal digests mean equal stamps (but for a
+ * 2^-128 chance).  Arrays keep digests, 16 bytes per chunk. */
+zf_fp zf_stamp_digest(const zf_stamp *st);
 
 #endif

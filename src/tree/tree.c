@@ -68,6 +68,24 @@ static void fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
     t->fp.b += one.b;
 }
 
+/* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
+static int mix_stamp(zf_tree *t, const char *key, zf_stamp *st)
+{
+    zf_stamp own;
+    if (!st)
+        st = &own;
+    int rc = zf_store_stamp(t->store, key, st);
+    zf_fp d = zf_stamp_digest(st);
+    fp_mix(t, key, &d, sizeof d);
+    return rc;
+}
+
+/* is what st describes there to be used (not absent, not a refused symlink)? */
+static int stamp_usable(const zf_stamp *st)
+{
+    return st->kind != ZF_STORE_ABSENT && st->kind != ZF_STORE_LINK;
+}
+
 /* is name safe as one path component (UTF-8, no control characters)? */
 static int safe_name(const char *s)
 {
@@ -93,24 +111,24 @@ static void join(char *buf, size_t cap, const char *dir, const char *name)
     snprintf(buf, cap, "%s%s%s", dir, *dir ? "/" : "", name);
 }
 
-/* read a metadata document at dir/name; NULL if absent (logs other errors) */
-static char *read_doc(zf_tree *t, const char *dir, const char *name, size_t *n)
+/* read the metadata document dir/name into *doc (the caller frees it):
+ * ZF_OK, ZF_ENOTFOUND if absent, or another error with the reason in err */
+static int read_doc(zf_tree *t, const char *dir, const char *name, char **doc, size_t *n,
+                    char *err, size_t errcap)
 {
-    char key[ZF_KEY_MAX];
+    char key[ZF_KEY_MAX], why[200];
     join(key, sizeof key, dir, name);
-    uint8_t *buf = NULL;
-    zf_stamp st;
-    zf_store_stamp(t->store, key, &st);
-    fp_mix((zf_tree *)t, key, &st, sizeof st);
-    int rc = zf_store_read(t->store, key, ZF_MAX_META, &buf, n);
-    if (rc == ZF_OK)
-        return (char *)buf;
-    if (rc == ZF_ECORRUPT)
-        zf_log("%s/%s: not a regular file inside the store, or larger than %u MiB",
-               zf_store_path(t->store), key, ZF_MAX_META >> 20);
-    else if (rc != ZF_ENOTFOUND)
-        zf_log("%s/%s: %s", zf_store_path(t->store), key, zf_strerror(rc));
-    return NULL;
+    zf_store_buf buf = {NULL, 0};
+    mix_stamp(t, key, NULL);
+    int rc = zf_store_read(t->store, key, ZF_MAX_META, &buf, n, NULL, why, sizeof why);
+    if (rc == ZF_OK) {
+        *doc = (char *)buf.p; /* ownership passes to the caller */
+        return ZF_OK;
+    }
+    free(buf.p);
+    if (rc != ZF_ENOTFOUND)
+        snprintf(err, errcap, "%s: %s", name, *why ? why : zf_strerror(rc));
+    return rc;
 }
 
 static int add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m)
@@ -157,10 +175,11 @@ typedef struct list_ctx {
     int rc;
 } list_ctx;
 
-static int visit_child(void *arg, const char *name, int is_dir)
+static int visit_child(void *arg, const zf_store_entry *e)
 {
     list_ctx *c = arg;
-    if (!is_dir)
+    const char *name = e->name;
+    if (e->stamp.kind != ZF_STORE_DIR)
         return 0;
     char path[ZF_KEY_MAX];
     join(path, sizeof path, c->path, name);
@@ -202,9 +221,8 @@ static int newer_than_cons(zf_tree *t, const char *dir, const char *name)
     char key[ZF_KEY_MAX];
     join(key, sizeof key, dir, name);
     zf_stamp st;
-    int rc = zf_store_stamp(t->store, key, &st);
-    fp_mix(t, key, &st, sizeof st);
-    return rc == ZF_OK && st.mtime > zf_cons_stamp(t->cons)->mtime;
+    mix_stamp(t, key, &st);
+    return stamp_usable(&st) && st.mtime > zf_cons_stamp(t->cons)->mtime;
 }
 
 /* classify the root from the copy the consolidated metadata keeps (v3) */
@@ -256,28 +274,31 @@ static int classify_cons(zf_tree *t, const char *path, zf_node_kind *kind, zf_me
  * ZF_ENOTFOUND if no Zarr metadata, or an error already logged */
 static int classify(zf_tree *t, const char *path, zf_node_kind *kind, zf_meta *m)
 {
-    char err[256] = "";
+    char err[256] = "", *doc = NULL, *attrs = NULL;
     size_t n, an = 0;
     int rc = classify_cons(t, path, kind, m);
     if (rc != ZF_ENOTFOUND)
         return rc;
-    char *doc = read_doc(t, path, "zarr.json", &n);
-    if (doc) {
+    /* a document that is there but cannot be read leaves the node out */
+    if ((rc = read_doc(t, path, "zarr.json", &doc, &n, err, sizeof err)) == ZF_OK) {
         rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
-    } else if ((doc = read_doc(t, path, ".zarray", &n))) {
-        char *attrs = read_doc(t, path, ".zattrs", &an);
-        rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
-        free(attrs);
-    } else {
+    } else if (rc == ZF_ENOTFOUND &&
+               (rc = read_doc(t, path, ".zarray", &doc, &n, err, sizeof err)) == ZF_OK) {
+        rc = read_doc(t, path, ".zattrs", &attrs, &an, err, sizeof err);
+        if (rc == ZF_ENOTFOUND) /* attributes are optional */
+            rc = ZF_OK;
+        if (rc == ZF_OK)
+            rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
+    } else if (rc == ZF_ENOTFOUND) {
         char key[ZF_KEY_MAX];
         join(key, sizeof key, path, ".zgroup");
         *kind = ZF_KIND_GROUP;
         zf_stamp st;
-        rc = zf_store_stamp(t->store, key, &st) == ZF_OK ? ZF_OK : ZF_ENOTFOUND;
-        fp_mix(t, key, &st, sizeof st);
-        return rc;
+        mix_stamp(t, key, &st);
+        return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
     }
     free(doc);
+    free(attrs);
     if (rc)
         log_invalid(t, path, err);
     return rc;
@@ -420,8 +441,10 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
     root_array_name(store, name, sizeof name);
     t->cons_rc = zf_cons_load(store, ZF_MAX_META, &t->cons, t->cons_err, sizeof t->cons_err);
     int rc = t->cons_rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_OK;
-    if (t->cons) /* the document all nodes' metadata comes from */
-        fp_mix(t, zf_cons_key(t->cons), zf_cons_stamp(t->cons), sizeof(zf_stamp));
+    if (t->cons) { /* the document all nodes' metadata comes from */
+        zf_fp d = zf_stamp_digest(zf_cons_stamp(t->cons));
+        fp_mix(t, zf_cons_key(t->cons), &d, sizeof d);
+    }
     if (rc == ZF_OK)
         rc = add_node(t, 0, "", 1) ? walk(t, 1, "", name, 0) : ZF_ENOMEM;
     zf_cons_free(t->cons);

@@ -65,12 +65,14 @@ int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off
 {
     char path[4096];
     file_name(dir, fp, path, sizeof path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* whatever is there, never block on it (a FIFO) nor follow it */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     header h;
     struct stat st;
-    int ok = fstat(fd, &st) == 0 && (uint64_t)st.st_size == sizeof h + 2 * n * sizeof *off0 &&
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             (uint64_t)st.st_size == sizeof h + 2 * n * sizeof *off0 &&
              read_full(fd, &h, sizeof h) == 0 && !memcmp(h.magic, MAGIC, 8) && h.a == fp->a &&
              h.b == fp->b && h.n == n && read_full(fd, off0, n * sizeof *off0) == 0 &&
              read_full(fd, off1, n * sizeof *off1) == 0;
@@ -102,7 +104,8 @@ void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64
     mkdir_p(dir);
     file_name(dir, fp, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    unlink(tmp); /* a leftover (or a FIFO) there: O_EXCL makes a fresh file or fails */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return;
     header h = {.a = fp->a, .b = fp->b, .n = n};

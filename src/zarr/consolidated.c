@@ -216,14 +216,20 @@ static void merge(zf_cons *c)
     c->count = k;
 }
 
-/* stamp and read key into c->text */
-static int read_key(zf_cons *c, const zf_store *s, const char *key, size_t max)
+/* stamp and read key into c->text; the reason for an error in err */
+static int read_key(zf_cons *c, const zf_store *s, const char *key, size_t max, char *err,
+                    size_t errcap)
 {
     c->key = key;
-    uint8_t *buf;
+    zf_store_buf buf = {NULL, 0};
+    char why[200] = "";
     int rc = zf_store_stamp(s, key, &c->stamp);
-    if (rc == ZF_OK && (rc = zf_store_read(s, key, max, &buf, &c->len)) == ZF_OK)
-        c->text = (char *)buf;
+    if (rc == ZF_OK && (rc = zf_store_read(s, key, max, &buf, &c->len, NULL, why, sizeof why)) == ZF_OK)
+        c->text = (char *)buf.p; /* c owns it */
+    else
+        free(buf.p);
+    if (rc != ZF_OK && rc != ZF_ENOTFOUND)
+        snprintf(err, errcap, "%s: %s", key, *why ? why : zf_strerror(rc));
     return rc;
 }
 
@@ -232,13 +238,11 @@ int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, char *err, size_t
     zf_cons *c = calloc(1, sizeof *c);
     if (!c)
         return ZF_ENOMEM;
-    int rc = read_key(c, s, "zarr.json", max);
+    int rc = read_key(c, s, "zarr.json", max, err, errcap);
     if (rc == ZF_OK)
         rc = load_v3(c, err, errcap);
-    else if (rc == ZF_ENOTFOUND && (rc = read_key(c, s, ".zmetadata", max)) == ZF_OK)
+    else if (rc == ZF_ENOTFOUND && (rc = read_key(c, s, ".zmetadata", max, err, errcap)) == ZF_OK)
         rc = load_v2(c, err, errcap);
-    else if (rc != ZF_ENOTFOUND)
-        snprintf(err, errcap, "%s: %s", c->key, zf_strerror(rc));
     if (rc) {
         zf_cons_free(c);
         return rc;

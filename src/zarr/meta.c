@@ -417,3 +417,37 @@ int zf_meta_chunk_key(const zf_meta *m, const uint64_t *coords, char *buf, size_
         len = (size_t)snprintf(buf, cap, "0");
     return len < cap ? ZF_OK : ZF_EINVAL;
 }
+
+/* parse one canonical decimal number at *p (no sign, no leading zeros) */
+static int key_number(const char **p, uint64_t *out)
+{
+    const char *q = *p;
+    uint64_t v = 0;
+    if (*q < '0' || *q > '9' || (q[0] == '0' && q[1] >= '0' && q[1] <= '9'))
+        return ZF_ENOTFOUND;
+    for (; *q >= '0' && *q <= '9'; q++) {
+        unsigned d = (unsigned)(*q - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return ZF_ENOTFOUND;
+        v = v * 10 + d;
+    }
+    *p = q;
+    *out = v;
+    return ZF_OK;
+}
+
+int zf_meta_chunk_coords(const zf_meta *m, const char *key, uint64_t *coords)
+{
+    if (m->key_v2 && m->ndim == 0)
+        return strcmp(key, "0") ? ZF_ENOTFOUND : ZF_OK;
+    const char *p = key;
+    if (!m->key_v2 && *p++ != 'c')
+        return ZF_ENOTFOUND;
+    for (unsigned i = 0; i < m->ndim; i++) {
+        if (!(m->key_v2 && i == 0) && *p++ != (m->separator == '/' ? '/' : '.'))
+            return ZF_ENOTFOUND;
+        if (key_number(&p, &coords[i]))
+            return ZF_ENOTFOUND;
+    }
+    return *p ? ZF_ENOTFOUND : ZF_OK;
+}

@@ -56,4 +56,10 @@ void zf_meta_clear(zf_meta *m);
  * (capacity cap), relative to the array's own directory. */
 int zf_meta_chunk_key(const zf_meta *m, const uint64_t *coords, char *buf, size_t cap);
 
+/* The inverse: the grid coordinates of key (relative to the array's own
+ * directory) into coords; ZF_ENOTFOUND unless key is exactly the key
+ * zf_meta_chunk_key writes for them (no leading zeros, no other text).
+ * Coordinates are not checked against the grid. */
+int zf_meta_chunk_coords(const zf_meta *m, const char *key, uint64_t *coords);
+
 #endif

@@ -14,7 +14,7 @@
  *   scalar  v3 0-d array, unit D
  * For each input the chunk files are rewritten from the input bytes (some
  * chunks left missing or truncated, per two bit masks in the input), the
- * store is opened with zf_store_open and zf_tree_build, and both views of
+ * store is opened with zf_store_open_local and zf_tree_build, and both views of
  * every array are sized and read:
  *   - the expected text of every view is worked out here independently of
  *     layout.c (chunk geometry, byte order, memory order, fill values, CSV
@@ -709,7 +709,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
 
     zf_store *store = NULL;
-    CHECK(zf_store_open(root, 0, &store) == ZF_OK);
+    CHECK(zf_store_open_local(root, 0, &store) == ZF_OK);
     zf_cache *cache = zf_cache_new(cache_cap);
     CHECK(cache);
     zf_layout_opts opts = {.format = format, .nat = nat, .threads = 1};
