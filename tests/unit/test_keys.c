@@ -61,6 +61,5 @@ int main(void)
     refused(&v2d, "3.x");
     refused(&v2zero, "c");
     refused(&v3zero, "c/0");
-    printf("test_keys: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    return check_summary("test_keys");
 }

@@ -229,6 +229,5 @@ int main(void)
     zf_store_close(follow);
     zf_store_close(NULL);
     remove_store();
-    printf("test_store: %d checks, %d failures\n", checks, failures);
-    return failures != 0;
+    return check_summary("test_store");
 }
