@@ -329,6 +329,10 @@ static int walk(zf_tree *t, size_t dir, const char *path, const char *name, int 
         return walk_group(t, dir, path, name, depth);
     if (kind != ZF_KIND_TIMEDELTA)
         return ZF_OK;
+    if (!zf_cf_shown(&m.cf, t->opts->cf)) { /* -o cf= leaves it out */
+        zf_meta_clear(&m);
+        return ZF_OK;
+    }
     rc = add_array(t, dir, name, path, &m);
     zf_meta_clear(&m);
     return rc;
