@@ -379,6 +379,9 @@ def write_rules(store, fmt):
     add("missing_list", np.arange(8, dtype="i4"), {"units": "minutes", "missing_value": [3, 4]})
     add("missing_mixed", np.arange(8, dtype="i8"), {"units": "seconds", "missing_value": [2, 5.0]})
     add("missing_str", np.arange(4, dtype="i8"), {"units": "seconds", "missing_value": "2"})
+    # a float in the list makes it float64 (np.ravel): 2^53 + 1 then equals 2^53
+    add("missing_mixed_big", np.array([2**53, 3], dtype="i8"),
+        {"units": "nanoseconds", "missing_value": [2**53 + 1, 0.5]})
     add("int64_nat", np.array([NAT_MIN, 1, -1, 2**62], dtype="i8"), {"units": "nanoseconds"})
     add("int_scale", np.array([1, -2, 3, 1000], dtype="i2"), {"units": "minutes", "scale_factor": 3})
     add("int_scale_offset", np.array([1, -2, 3], dtype="i4"), {"units": "seconds", "scale_factor": 2, "add_offset": 1})

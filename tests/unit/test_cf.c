@@ -110,6 +110,9 @@ static void values(void)
     /* missing_value list; a float in it makes every value a float */
     expect("missing list", "int64", "{\"units\":\"seconds\",\"missing_value\":[2, 5.0]}",
            (double[]){2, 5, 6}, (int64_t[]){NAT, NAT, 6000000000}, 3, ZF_UNIT_ns);
+    /* ... so the literal 2^53 + 1 equals 2^53 (as doubles) */
+    expect("missing mixed big", "int64", "{\"units\":\"ns\",\"missing_value\":[9007199254740993, 0.5]}",
+           (double[]){9007199254740992.0}, (int64_t[]){NAT}, 1, ZF_UNIT_ns);
     /* a string mask value matches nothing */
     expect("missing str", "int64", "{\"units\":\"seconds\",\"missing_value\":\"2\"}",
            (double[]){2}, (int64_t[]){2000000000}, 1, ZF_UNIT_ns);
