@@ -19,6 +19,7 @@ typedef struct cli {
     char *read_ahead;
     char *format;
     char *nat;
+    char *cf;
     int follow_symlinks;
     int no_index_cache;
     double timeout;
@@ -35,6 +36,7 @@ static const struct fuse_opt cli_spec[] = {
     OPT("read_ahead=%s", read_ahead, 0),
     OPT("format=%s", format, 0),
     OPT("nat=%s", nat, 0),
+    OPT("cf=%s", cf, 0),
     OPT("follow_symlinks", follow_symlinks, 1),
     OPT("no_index_cache", no_index_cache, 1),
     OPT("timeout=%lf", timeout, 0),
@@ -72,6 +74,9 @@ static void usage(const char *prog)
            "                           the kernel's; needs root)\n"
            "    -o format=FORMAT       pandas (default), iso, numpy, seconds or raw\n"
            "    -o nat=TEXT            text shown for NaT (default NaT)\n"
+           "    -o cf=WHICH            CF-encoded durations shown: all (default; a duration\n"
+           "                           units attribute), dtype (also xarray's dtype attribute)\n"
+           "                           or off (numpy.timedelta64 arrays only)\n"
            "    -o follow_symlinks     follow symlinks that leave the store\n"
            "    -o no_index_cache      do not keep offset indexes in $XDG_CACHE_HOME/zarrfs\n"
            "    -o timeout=SECONDS     how long the kernel caches names and sizes, and how\n"
@@ -227,6 +232,8 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         return fail("invalid timeout", NULL);
     if (c->format && zf_format_parse(c->format, &lo.format))
         return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
+    if (c->cf && zf_cf_mode_parse(c->cf, &lo.cf))
+        return fail("unknown cf (all, dtype, off)", c->cf);
     if (strlen(lo.nat) > ZF_NAT_MAX)
         return fail("nat text is too long", NULL);
     if (check_mountpoint(o->mountpoint))
@@ -304,6 +311,7 @@ out:
     free(c.read_ahead);
     free(c.format);
     free(c.nat);
+    free(c.cf);
     fuse_opt_free_args(&args);
     return rc;
 }

@@ -7,6 +7,7 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "chunk/convert.h"
 
 struct zf_array {
     const zf_store *store;
@@ -18,6 +19,8 @@ struct zf_array {
     uint64_t nchunks;
     zf_fp *stamps;            /* stamp digest per stored chunk, from zf_array_snapshot */
     uint64_t present;         /* how many of them were present (not absent) */
+    int fill_rc;              /* CF: converting the fill value failed (convert.h) */
+    char fill_err[160];
 };
 
 static uint64_t next_id(void)
@@ -38,6 +41,9 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
     a->meta = *meta;
     memset(meta, 0, sizeof *meta);
     a->id = next_id();
+    if (a->meta.cf.how != ZF_CF_NATIVE) /* the fill value as ticks, as every chunk */
+        a->fill_rc = zf_convert_one(&a->meta.cf, a->meta.cf.fill_raw, &a->meta.fill, a->fill_err,
+                                    sizeof a->fill_err);
     a->nchunks = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         a->grid[d] = (a->meta.shape[d] + a->meta.read_chunks[d] - 1) / a->meta.read_chunks[d];
@@ -106,16 +112,33 @@ static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t 
     return zf_meta_chunk_key(&a->meta, coords, buf + len, cap - len);
 }
 
+static void chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin);
+
+/* convert the stored CF elements of read chunk `index` at v into ticks (convert.h) */
+static int convert_chunk(const zf_array *a, uint64_t index, int64_t *v, char *err, size_t errcap)
+{
+    uint64_t origin[ZF_MAX_DIMS], valid[ZF_MAX_DIMS];
+    chunk_origin(a, index, origin);
+    for (unsigned d = 0; d < a->meta.ndim; d++) {
+        uint64_t left = a->meta.shape[d] - origin[d];
+        valid[d] = left < a->meta.read_chunks[d] ? left : a->meta.read_chunks[d];
+    }
+    return zf_convert_chunk(&a->meta.cf, v, a->meta.ndim, a->meta.read_chunks, valid, err, errcap);
+}
+
 /* decode `raw` with pipeline p into buf (room for its chunk elements), or a
- * new array of them when buf is NULL */
-static int decode_chunk(const zf_pipeline *p, const uint8_t *raw, size_t rawn, int64_t *buf,
-                        zf_chunk *out, char *err, size_t errcap)
+ * new array of them when buf is NULL; stored CF elements become ticks */
+static int decode_chunk(const zf_array *a, uint64_t index, const zf_pipeline *p,
+                        const uint8_t *raw, size_t rawn, int64_t *buf, zf_chunk *out, char *err,
+                        size_t errcap)
 {
     uint64_t elems = zf_pipeline_chunk_elems(p);
     int64_t *v = buf ? buf : zf_pool_alloc((size_t)elems * sizeof *v);
     if (!v)
         return ZF_ENOMEM;
     int rc = zf_pipeline_decode(p, raw, rawn, v, err, errcap);
+    if (rc == ZF_OK && a->meta.cf.how != ZF_CF_NATIVE)
+        rc = convert_chunk(a, index, v, err, errcap);
     if (rc) {
         if (v != buf)
             free(v);
@@ -244,7 +267,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
             rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p, err, errcap);
     }
     if (rc == ZF_OK)
-        rc = decode_chunk(p, raw->p, rawn, buf, out, err, errcap);
+        rc = decode_chunk(a, index, p, raw->p, rawn, buf, out, err, errcap);
     return rc;
 }
 
@@ -311,6 +334,10 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     if (rc == ZF_OK)
         rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
     zf_pool_give(pool, tmp.p, tmp.cap);
+    if (rc == ZF_ENOTFOUND && a->fill_rc) { /* CF: a fill value beyond int64 ticks */
+        rc = a->fill_rc;
+        snprintf(err, sizeof err, "missing, and its fill value: %s", a->fill_err);
+    }
     if (rc == ZF_ENOTFOUND) { /* a missing chunk (or empty inner chunk): the fill value */
         out->n = zf_array_chunk_elems(a);
         out->values = NULL;
@@ -503,6 +530,7 @@ static void fp_meta(const zf_array *a, zf_fp *fp)
     zf_fp_add(fp, &m->key_v2, sizeof m->key_v2);
     zf_fp_add(fp, &m->separator, 1);
     zf_fp_add(fp, codecs, strlen(codecs));
+    zf_cf_fingerprint(&m->cf, fp);
     for (unsigned d = 0; d < m->ndim; d++)
         zf_fp_add(fp, m->dim_names[d] ? m->dim_names[d] : "", m->dim_names[d] ? strlen(m->dim_names[d]) + 1 : 0);
 }

@@ -16,6 +16,7 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "zarr/cf.h"
 #include "zarr/consolidated.h"
 
 #define ZF_MAX_DEPTH 64
@@ -517,8 +518,9 @@ __attribute__((noinline)) static int visit_node(walker *w, size_t dir, const cha
         *group = 1;
         return ZF_OK;
     }
-    if (kind != ZF_KIND_TIMEDELTA) {
+    if (kind != ZF_KIND_TIMEDELTA || !zf_cf_shown(&m.cf, w->t->opts->cf)) { /* or -o cf= hides it */
         w->other++;
+        zf_meta_clear(&m);
         return ZF_OK;
     }
     rc = add_array(w, dir, name, w->path, &m);

@@ -38,6 +38,7 @@ typedef struct zf_layout_opts {
     const char *index_dir; /* where offset indexes persist (idxcache.h); NULL: nowhere */
     uint64_t generation;   /* tree.h: files of each version of a changing store get
                               their own node numbers (directories keep theirs) */
+    zf_cf_mode cf;         /* which arrays are shown (zarr/cf.h; default all) */
 } zf_layout_opts;
 
 /* Layout of array a (borrowed; must outlive the layout) whose CSV value

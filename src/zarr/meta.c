@@ -125,6 +125,30 @@ static int parse_fill(const char *text, size_t n, const cJSON *fill, int allow_n
     return ZF_OK;
 }
 
+/* the fill value: ticks of a native array, a stored element of a CF one */
+static int parse_fill_of(const char *text, size_t n, const cJSON *fill, int allow_null, zf_meta *m,
+                         char *err, size_t errcap)
+{
+    if (m->cf.how == ZF_CF_NATIVE)
+        return parse_fill(text, n, fill, allow_null, m, err, errcap);
+    m->fill = ZF_NAT;
+    return zf_cf_parse_fill(&m->cf, m->zarr_format, fill, text, n, m->fill_text,
+                            sizeof m->fill_text, err, errcap);
+}
+
+/* CF hook (cf.h): the mask and packing attributes of a CF duration array;
+ * attrs (an object or NULL) and its text raw[0..rn) */
+static int cf_finish(const cJSON *attrs, const char *raw, size_t rn, zf_meta *m, char *err,
+                     size_t errcap)
+{
+    if (m->cf.how == ZF_CF_NATIVE)
+        return ZF_OK;
+    int rc = zf_cf_parse(&m->cf, m->zarr_format, attrs, raw, rn, err, errcap);
+    m->unit = m->cf.unit;
+    m->scale = 1;
+    return rc;
+}
+
 static int parse_dim_names(const cJSON *names, const char *what, zf_meta *m, char *err,
                            size_t errcap)
 {
@@ -223,8 +247,8 @@ static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta
                                err, errcap)) ||
         (rc = parse_key_encoding(cJSON_GetObjectItemCaseSensitive(root, "chunk_key_encoding"), m,
                                  err, errcap)) ||
-        (rc = parse_fill(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 0, m, err,
-                         errcap)) ||
+        (rc = parse_fill_of(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 0, m, err,
+                            errcap)) ||
         (rc = parse_dim_names(cJSON_GetObjectItemCaseSensitive(root, "dimension_names"),
                               "dimension_names", m, err, errcap)))
         return rc;
@@ -234,11 +258,18 @@ static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta
     const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, "attributes");
     if (attrs && !cJSON_IsObject(attrs))
         return ERR(ZF_ECORRUPT, "\"attributes\" is not an object");
+    const char *raw = NULL;
+    size_t rn = 0;
+    if (attrs)
+        zf_json_raw_member(text, n, "attributes", &raw, &rn);
+    if ((rc = cf_finish(attrs, raw, rn, m, err, errcap)))
+        return rc;
     return zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(root, "codecs"), m->ndim, m->chunks,
                                m->elem, &m->pipeline, err, errcap);
 }
 
-/* is the v3 data_type numpy.timedelta64?  (1 yes, 0 another type, <0 error) */
+/* is the v3 data_type numpy.timedelta64?  (1 yes, 2 a type CF durations
+ * are stored as, 0 another type, <0 error) */
 static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap)
 {
     const char *name;
@@ -248,8 +279,13 @@ static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap
     int rc = zf_json_entry(dt, &name, &config, err, errcap);
     if (rc)
         return rc;
-    if (strcmp(name, "numpy.timedelta64"))
-        return 0;
+    if (strcmp(name, "numpy.timedelta64")) {
+        if (zf_cf_v3_elem(name, &m->elem) != ZF_OK)
+            return 0;
+        m->cf.elem = m->elem;
+        snprintf(m->dtype_text, sizeof m->dtype_text, "%s", name);
+        return 2;
+    }
     rc = parse_td_config(config, m, err, errcap);
     return rc ? rc : 1;
 }
@@ -259,7 +295,8 @@ static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap
 static int set_read_chunks(zf_meta *m, char *err, size_t errcap)
 {
     memcpy(m->read_chunks, m->chunks, sizeof m->chunks);
-    zf_pipeline_set_fill(m->pipeline, &m->fill); /* int64 elements: the stored form */
+    zf_pipeline_set_fill(m->pipeline, m->cf.how == ZF_CF_NATIVE ? (const void *)&m->fill
+                                                                : m->cf.fill_raw); /* the stored form */
     const uint64_t *inner;
     for (const zf_pipeline *p = m->pipeline; zf_pipeline_partial(p); p = zf_pipeline_inner(p, NULL)) {
         zf_pipeline_inner(p, &inner);
@@ -296,6 +333,9 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
         rc = check_v3_keys(root, known, err, errcap);
     } else {
         int td = v3_is_timedelta(cJSON_GetObjectItemCaseSensitive(root, "data_type"), out, err, errcap);
+        const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, "attributes");
+        if (td == 2) /* CF durations if the attributes say so */
+            td = zf_cf_units(&out->cf, cJSON_IsObject(attrs) ? attrs : NULL, err, errcap);
         *kind = td == 1 ? ZF_KIND_TIMEDELTA : ZF_KIND_OTHER_ARRAY;
         out->zarr_format = 3;
         rc = td < 0 ? td : td == 1 ? parse_v3_array(text, n, root, out, err, errcap) : ZF_OK;
@@ -346,6 +386,32 @@ static int v2_dtype(const cJSON *dt, zf_meta *m, int *big, char *err, size_t err
     return 1;
 }
 
+/* CF hook (cf.h): an integer or float v2 array whose .zattrs say durations:
+ * 1 yes (elem, byte order and cf.how set), 0 no, <0 damaged attributes */
+static int v2_cf_dtype(const cJSON *dt, const char *zattrs, size_t n, zf_meta *m, int *big,
+                       char *err, size_t errcap)
+{
+    if (!cJSON_IsString(dt) || !zattrs || !zf_cf_v2_elem(dt->valuestring, &m->elem, big))
+        return 0;
+    m->cf.elem = m->elem;
+    snprintf(m->dtype_text, sizeof m->dtype_text, "%s", dt->valuestring);
+    cJSON *attrs = cJSON_ParseWithLength(zattrs, n);
+    int rc = cJSON_IsObject(attrs) ? zf_cf_units(&m->cf, attrs, err, errcap) : 0;
+    cJSON_Delete(attrs);
+    return rc;
+}
+
+/* CF hook: the mask and packing attributes in .zattrs (after the fill value) */
+static int v2_cf_finish(const char *zattrs, size_t n, zf_meta *m, char *err, size_t errcap)
+{
+    if (m->cf.how == ZF_CF_NATIVE)
+        return ZF_OK;
+    cJSON *attrs = cJSON_ParseWithLength(zattrs, n);
+    int rc = cf_finish(attrs, zattrs, n, m, err, errcap);
+    cJSON_Delete(attrs);
+    return rc;
+}
+
 static int parse_v2_dim_names(const char *attrs, size_t n, zf_meta *m, char *err, size_t errcap)
 {
     if (!attrs)
@@ -374,8 +440,8 @@ static int parse_v2_array(const char *text, size_t n, const cJSON *root, int big
         (rc = count_elems(m, err, errcap)) ||
         (rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "chunks"), chunks, clen, "chunks",
                          1, &m->ndim, m->chunks, err, errcap)) ||
-        (rc = parse_fill(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 1, m, err,
-                         errcap)))
+        (rc = parse_fill_of(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 1, m, err,
+                            errcap)))
         return rc;
     const cJSON *order = cJSON_GetObjectItemCaseSensitive(root, "order");
     if (!cJSON_IsString(order) || (strcmp(order->valuestring, "C") && strcmp(order->valuestring, "F")))
@@ -411,12 +477,17 @@ int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t at
     if (!cJSON_IsObject(root) || !zf_json_int(cJSON_GetObjectItemCaseSensitive(root, "zarr_format"), 2, 2, &fmt))
         rc = ERR(ZF_ECORRUPT, "\"zarr_format\" is not 2");
     else {
-        int td = v2_dtype(cJSON_GetObjectItemCaseSensitive(root, "dtype"), out, &big, err, errcap);
+        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(root, "dtype");
+        int td = v2_dtype(dt, out, &big, err, errcap);
+        if (td == 0)
+            td = v2_cf_dtype(dt, zattrs, attrs_n, out, &big, err, errcap);
         if (td == 1) {
             *kind = ZF_KIND_TIMEDELTA;
             rc = parse_v2_array(zarray, n, root, big, out, err, errcap);
             if (rc == ZF_OK)
                 rc = parse_v2_dim_names(zattrs, attrs_n, out, err, errcap);
+            if (rc == ZF_OK)
+                rc = v2_cf_finish(zattrs, attrs_n, out, err, errcap);
         } else {
             rc = td;
         }

@@ -12,10 +12,12 @@
 
 #include "text/duration.h"
 #include "codec/pipeline.h"
+#include "zarr/cf.h"
 
 typedef enum zf_node_kind {
     ZF_KIND_GROUP,       /* a group */
-    ZF_KIND_TIMEDELTA,   /* a numpy.timedelta64 array: *out is filled */
+    ZF_KIND_TIMEDELTA,   /* durations: numpy.timedelta64, or CF-encoded numbers
+                            (cf.h; out->cf.how says which): *out is filled */
     ZF_KIND_OTHER_ARRAY  /* an array of another data type */
 } zf_node_kind;
 
@@ -27,16 +29,18 @@ typedef struct zf_meta {
     uint64_t read_chunks[ZF_MAX_DIMS]; /* smallest decodable unit: the innermost
                                           chunk shape when sharded, else chunks */
     uint64_t nelems;                /* product of shape */
-    zf_elem elem;                   /* the stored element type (int64 ticks) */
-    zf_unit unit;
+    zf_elem elem;                   /* the stored element type (int64 ticks if native) */
+    zf_unit unit;                   /* unit and scale of the ticks (CF: the decoded unit, 1) */
     uint32_t scale;
-    int64_t fill;                   /* ZF_NAT for NaT */
+    int64_t fill;                   /* ticks, ZF_NAT for NaT (CF: ZF_NAT until
+                                       zf_array_new converts cf.fill_raw) */
     char *dim_names[ZF_MAX_DIMS];   /* owned; NULL where absent */
     int key_v2;                     /* chunk keys without the "c" prefix */
     char separator;                 /* '/' or '.' */
     zf_pipeline *pipeline;          /* owned */
     char dtype_text[48];            /* data type as written ("<m8[10us]", "numpy.timedelta64[10us]") */
     char fill_text[32];             /* fill value as written */
+    zf_cf cf;                       /* how the stored elements become ticks (cf.h) */
 } zf_meta;
 
 /* Parse v3 zarr.json text.  For ZF_KIND_TIMEDELTA, *out is filled and owns

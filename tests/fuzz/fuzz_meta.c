@@ -19,6 +19,7 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "zarr/meta.h"
+#include "chunk/convert.h"
 #include "codec/pipeline.h"
 
 #define CHECK(cond)                                                                    \
@@ -82,6 +83,45 @@ static void check_keys(const zf_meta *m)
     }
 }
 
+/* a CF descriptor is consistent, and converting its fill (and a few
+ * elements built from it) never overflows the buffer or the arithmetic */
+static void check_cf(const zf_meta *m)
+{
+    const zf_cf *cf = &m->cf;
+    CHECK(cf->how == ZF_CF_NATIVE || cf->how == ZF_CF_UNITS || cf->how == ZF_CF_UNITS_DTYPE);
+    if (cf->how == ZF_CF_NATIVE) {
+        CHECK(m->elem.kind == ZF_ELEM_INT && m->elem.size == 8);
+        return;
+    }
+    CHECK(cf->elem.kind == m->elem.kind && cf->elem.size == m->elem.size);
+    CHECK(cf->elem.size == 1 || cf->elem.size == 2 || cf->elem.size == 4 || cf->elem.size == 8);
+    CHECK(cf->src >= ZF_UNIT_D && cf->src <= ZF_UNIT_ns);
+    CHECK(cf->target >= ZF_UNIT_s && cf->target <= ZF_UNIT_ns);
+    CHECK(cf->unit >= ZF_UNIT_s && cf->unit <= ZF_UNIT_ns && m->unit == cf->unit && m->scale == 1);
+    CHECK(cf->nmask_i <= ZF_CF_MAX_MASK && cf->nmask_f <= ZF_CF_MAX_MASK);
+    CHECK(memchr(cf->attrs_text, '\0', sizeof cf->attrs_text) != NULL);
+    CHECK(zf_cf_shown(cf, ZF_CF_ALL) && !zf_cf_shown(cf, ZF_CF_OFF));
+    /* the fill, and every byte pattern of a few lengths */
+    uint8_t elems[8 * 8];
+    char err[160];
+    int64_t t;
+    int rc = zf_convert_one(cf, cf->fill_raw, &t, err, sizeof err);
+    CHECK(rc == ZF_OK || rc == ZF_ECORRUPT);
+    for (size_t i = 0; i < sizeof elems; i++)
+        elems[i] = cf->fill_raw[i % cf->elem.size] ^ (uint8_t)(i * 37);
+    uint64_t shape[2] = {2, 4}, valid[2] = {2, 3};
+    rc = zf_convert_chunk(cf, elems, 2, shape, valid, err, sizeof err);
+    CHECK(rc == ZF_OK || rc == ZF_ECORRUPT);
+    if (rc)
+        CHECK(memchr(err, '\0', sizeof err) != NULL);
+    zf_sbuf sb = {0};
+    zf_cf_describe(cf, &sb);
+    free(sb.data);
+    zf_fp fp;
+    zf_fp_init(&fp);
+    zf_cf_fingerprint(cf, &fp);
+}
+
 static void check_meta(const zf_meta *m, int v2)
 {
     CHECK(m->zarr_format == (v2 ? 2 : 3));
@@ -98,7 +138,8 @@ static void check_meta(const zf_meta *m, int v2)
     CHECK(m->separator == '/' || m->separator == '.');
     CHECK(m->pipeline != NULL);
     CHECK(zf_pipeline_chunk_elems(m->pipeline) == ce);
-    CHECK(zf_pipeline_max_encoded(m->pipeline) >= ce * 8);
+    CHECK(zf_pipeline_max_encoded(m->pipeline) >= ce * m->elem.size);
+    check_cf(m);
     CHECK(memchr(m->dtype_text, '\0', sizeof m->dtype_text) != NULL);
     CHECK(memchr(m->fill_text, '\0', sizeof m->fill_text) != NULL);
     for (unsigned d = m->ndim; d < ZF_MAX_DIMS; d++)

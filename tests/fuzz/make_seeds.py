@@ -175,6 +175,30 @@ def meta_seeds():
                                    dimension_names=[f"d{i}" for i in range(32)]))
     put(d, "v3-nested-attrs.json", v3_array().replace('"attributes": {}', '"attributes": {"x": ' + "[" * 900 + "]" * 900 + "}"))
     put(d, "v3-escaped-key.json", v3_array().replace('"fill_value"', '"fill\\u005fvalue"'))
+    # CF-encoded durations (zarr/cf.h): integer and float arrays with attributes
+    cf = {"units": "seconds", "dtype": "timedelta64[s]"}
+    put(d, "v3-cf-int64.json", v3_array(data_type="int64", fill_value=0, attributes=cf))
+    put(d, "v3-cf-float-nan.json", v3_array(data_type="float64", fill_value="NaN", attributes={
+        "units": "seconds", "dtype": "timedelta64[ns]", "_FillValue": "AAAAAAAA+H8="}))
+    put(d, "v3-cf-float32-hex.json", v3_array(data_type="float32", fill_value="0x7fc00000",
+                                              codecs=[{"name": "bytes", "configuration": {"endian": "big"}}],
+                                              attributes={"units": "hours"}))
+    put(d, "v3-cf-packed.json", v3_array(data_type="int16", fill_value=-1, attributes={
+        "units": "hours", "scale_factor": 0.1, "add_offset": 1.5, "_FillValue": -1,
+        "missing_value": [-2, 3.5, None]}))
+    put(d, "v3-cf-int-scale.json", v3_array(data_type="uint8", fill_value=255, attributes={
+        "units": "d", "scale_factor": 3}))
+    put(d, "v3-cf-bad-scale.json", v3_array(data_type="int32", fill_value=0, attributes={
+        "units": "ms", "scale_factor": "x"}))
+    put(d, "v3-cf-bad-b64.json", v3_array(data_type="float64", fill_value=0.5, attributes={
+        "units": "minutes", "_FillValue": "AAAA"}))
+    put(d, "v3-cf-bad-dtype.json", v3_array(data_type="int64", fill_value=0, attributes={
+        "units": "seconds", "dtype": "timedelta64[Y]"}))
+    put(d, "v3-cf-units-type.json", v3_array(data_type="int64", fill_value=0, attributes={"units": 5}))
+    put(d, "v3-cf-since.json", v3_array(data_type="int64", fill_value=0, attributes={
+        "units": "hours since 2000-01-01"}))
+    put(d, "v3-cf-huge-fill.json", v3_array(data_type="uint64", fill_value=18446744073709551615,
+                                            attributes={"units": "days", "_FillValue": 1e300}))
     # v2: .zarray NUL .zattrs
     z = b"\0"
     put(d, "v2-basic", v2_array().encode() + z + json.dumps({"_ARRAY_DIMENSIONS": ["time"]}).encode())
@@ -192,6 +216,14 @@ def meta_seeds():
     put(d, "v2-bad-unit", v2_array(dtype="<m8[3fortnights]").encode())
     put(d, "v2-bad-attrs", v2_array().encode() + z + b"[1,2")
     put(d, "v2-scale", v2_array(dtype="<m8[2147483647as]").encode())
+    put(d, "v2-cf-int", v2_array(dtype="<i8", fill_value=0).encode() + z + json.dumps(
+        {"units": "hours", "_ARRAY_DIMENSIONS": ["lead"]}).encode())
+    put(d, "v2-cf-packed-be", v2_array(dtype=">i2", fill_value=-32768).encode() + z + json.dumps(
+        {"units": "seconds", "scale_factor": 0.5, "add_offset": -3, "dtype": "timedelta64[ms]"}).encode())
+    put(d, "v2-cf-float-null", v2_array(dtype="<f4", fill_value=None).encode() + z + json.dumps(
+        {"units": "minutes", "_FillValue": 7, "missing_value": "NaN"}).encode())
+    put(d, "v2-cf-u1", v2_array(dtype="|u1", fill_value=None).encode() + z + json.dumps(
+        {"units": "ns"}).encode())
     put(d, "garbage", b"{\"zarr_format\": 3, \"node_type\": \"arr")
 
 
@@ -305,7 +337,12 @@ def write_dicts():
              "cname", "clevel", "shuffle", "bitshuffle", "noshuffle", "typesize", "blocksize",
              "acceleration", "_ARRAY_DIMENSIONS", "numcodecs.zstd", "numcodecs.blosc",
              "numcodecs.zlib", "numcodecs.gzip", "numcodecs.bz2", "numcodecs.lz4", "name",
-             "generic", "\u03bcs", "ms", "us", "ns", "ps", "fs", "as", "Y", "M", "W", "D", "h", "m", "s"]
+             "generic", "\u03bcs", "ms", "us", "ns", "ps", "fs", "as", "Y", "M", "W", "D", "h", "m", "s",
+             "units", "add_offset", "_FillValue", "missing_value", "_Unsigned", "timedelta64[ns]",
+             "timedelta64[s]", "seconds", "hours", "days", "minutes", "milliseconds", "microseconds",
+             "nanoseconds", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float32", "float64", "<i2", ">i4", "|u1", "<f8", ">f4", "AAAAAAAA+H8=", "NaN",
+             "Infinity", "-Infinity", "0x7fc00000"]
     lits = ["-9223372036854775808", "9223372036854775807", "9223372036854775808", "9007199254740993",
             "1e308", "-0", "0.5", "null", "true", "false", "2147483647", "2147483648", "[]", "{}",
             "\\u0000", "\\ud800", "\"C\"", "\"F\"", "\".\"", "\"/\""]
