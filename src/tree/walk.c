@@ -485,10 +485,10 @@ static int walk_group(walker *w, size_t dir, int depth)
     }
     children c = {NULL, 0, 0};
     int rc = zf_store_list(w->store, w->path, collect_dir, &c);
-    if (rc != ZF_ENOMEM) { /* a directory that cannot be listed holds nothing */
+    if (rc != ZF_ENOMEM) /* a directory that cannot be listed holds nothing */
         rc = ZF_OK;
+    if (c.n > 1)
         qsort(c.v, c.n, sizeof *c.v, by_child_name);
-    }
     for (size_t i = 0; rc == ZF_OK && i < c.n; i++)
         rc = visit_child(w, dir, &c.v[i], depth + 1);
     free_children(&c);

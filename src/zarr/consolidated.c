@@ -194,7 +194,8 @@ static int by_path(const void *a, const void *b)
 /* sort by path and fold the entries of one path into the first */
 static void merge(zf_cons *c)
 {
-    qsort(c->entries, c->count, sizeof *c->entries, by_path);
+    if (c->count > 1) /* (qsort wants a valid pointer even for no entries) */
+        qsort(c->entries, c->count, sizeof *c->entries, by_path);
     size_t k = 0;
     for (size_t i = 0; i < c->count; i++) {
         zf_cons_node *cur = &c->entries[i].node, *keep = k ? &c->entries[k - 1].node : NULL;
