@@ -41,6 +41,10 @@
     X(log_level, VAL, "LEVEL", "warn",                                                           \
       "lowest level logged: error, warn, info or debug; -d implies debug")
 
+/* how an option of ZF_OPTIONS is written: -o ID=ARG (VAL) or -o ID (FLAG) */
+#define ZF_SPELL_VAL(id, arg) "-o " #id "=" arg
+#define ZF_SPELL_FLAG(id, arg) "-o " #id
+
 /* X(SPELLING, DEFAULT, DESCRIPTION): options libfuse parses that zarrfs
  * documents (the rest are listed by libfuse after them in --help) */
 #define ZF_FUSE_OPTIONS(X)                                                                       \
