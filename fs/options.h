@@ -14,8 +14,8 @@
     X(".txt", "one duration per line, in the row-major (C) order of the array")                  \
     X(".csv", "a header line D0,D1,...,NAME, then one line per element: its indices, then its "   \
               "duration")                                                                        \
-    X(".info", "key: value lines describing the array: shape, chunks, data type, unit, fill "     \
-               "value, dimension names, codecs, path and how many chunks are stored")
+    X(".info", "a description of the array in key: value lines: shape, chunks, data type, "     \
+               "unit, fill value, dimension names, codecs, path and how many chunks are stored")
 
 /* X(ID, KIND, ARG, DEFAULT, DESCRIPTION): the -o options zarrfs itself reads.
  * KIND is VAL (-o ID=ARG, kept as a string) or FLAG (-o ID).  DEFAULT is
