@@ -1,5 +1,6 @@
 /* help.c - zarrfs --help: the views and options of options.h, then libfuse's. */
 #include <stdio.h>
+#include <string.h>
 
 #include "helpfmt.h"
 #include "options.h"
@@ -23,10 +24,16 @@ void zf_help_print(const char *prog)
 #define X(spelling, def, desc) zf_help_row(spelling, desc, def);
     ZF_FUSE_OPTIONS(X)
 #undef X
-    printf("\nmount(8) and fstab(5): mount -t fuse.zarrfs STORE MOUNTPOINT -o ro[,OPTIONS]; the\n"
-           "options auto, noauto, nofail, user, nouser, users, _netdev, defaults, x-* and\n"
-           "comment=* are accepted and ignored.  See zarrfs(1).\n\n"
-           "FUSE options:\n");
+    printf("\nmount(8) and fstab(5), see zarrfs(1):\n"
+           "    mount -t fuse.zarrfs STORE MOUNTPOINT -o ro[,OPTIONS]\n"
+           "    fstab line: STORE MOUNTPOINT fuse.zarrfs ro[,OPTIONS] 0 0\n");
+    char ignored[512] = "";
+#define X(name) strcat(ignored, name ", ");
+    ZF_IGNORED_MOUNT_OPTIONS(X)
+#undef X
+    strcat(ignored, "x-* and comment=*");
+    zf_help_row("ignored options", ignored, NULL);
+    printf("\nFUSE options:\n");
     fflush(stdout);
     fuse_lowlevel_help();
 }
