@@ -54,34 +54,23 @@ static void put(int fd, const char *buf, size_t n)
     }
 }
 
-void zf_progress_start(zf_progress *p, int fd, uint64_t total, uint64_t min)
+/* draw the line for done bytes at time t (the rate and time left once known) */
+static void draw(zf_progress *p, uint64_t done, double t)
 {
-    memset(p, 0, sizeof *p);
-    p->fd = total >= min && isatty(fd) ? fd : -1;
-    p->total = total;
-    p->start = now();
-}
-
-void zf_progress_update(zf_progress *p, uint64_t done)
-{
-    if (p->fd < 0)
-        return;
-    double t = now(), elapsed = t - p->start;
-    if (t - (p->drawn ? p->drawn : p->start) < REDRAW_EVERY)
-        return;
-    p->drawn = t;
-    double rate = elapsed > 0 ? (double)done / elapsed : 0;
+    double elapsed = t - p->start, rate = elapsed > 0 && done ? (double)done / elapsed : 0;
     char d[24], tot[24], r[24], left[32], line[160];
     human((double)done, d, sizeof d);
     human((double)p->total, tot, sizeof tot);
-    human(rate, r, sizeof r);
-    if (rate > 0)
-        clock_text((double)(p->total - done) / rate, left, sizeof left);
-    else
-        snprintf(left, sizeof left, "?");
     unsigned pct = p->total ? (unsigned)(done * 100 / p->total) : 100;
-    int n = snprintf(line, sizeof line, "\rzarrfs-cat: %s of %s (%u%%), %s/s, %s left", d, tot,
-                     pct, r, left);
+    int n;
+    if (rate > 0) {
+        human(rate, r, sizeof r);
+        clock_text((double)(p->total - done) / rate, left, sizeof left);
+        n = snprintf(line, sizeof line, "\rzarrfs-cat: %s of %s (%u%%), %s/s, %s left", d, tot, pct,
+                     r, left);
+    } else {
+        n = snprintf(line, sizeof line, "\rzarrfs-cat: %s of %s (%u%%)", d, tot, pct);
+    }
     if (n < 0)
         return;
     size_t len = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
@@ -93,6 +82,26 @@ void zf_progress_update(zf_progress *p, uint64_t done)
     }
     put(p->fd, line, len);
     p->width = width;
+    p->drawn = t;
+}
+
+void zf_progress_start(zf_progress *p, int fd, uint64_t total, uint64_t min)
+{
+    memset(p, 0, sizeof *p);
+    p->fd = total >= min && isatty(fd) ? fd : -1;
+    p->total = total;
+    p->start = now();
+    if (p->fd >= 0)
+        draw(p, 0, p->start);
+}
+
+void zf_progress_update(zf_progress *p, uint64_t done)
+{
+    if (p->fd < 0)
+        return;
+    double t = now();
+    if (t - p->drawn >= REDRAW_EVERY)
+        draw(p, done, t);
 }
 
 void zf_progress_end(zf_progress *p)

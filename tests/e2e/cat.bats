@@ -49,7 +49,7 @@ progress_lines() { tr '\r' '\n' <"$TTY_LOG" | grep '^zarrfs-cat: [0-9]'; }
     grep -q '^usage: zarrfs-cat \[options\] STORE ARRAY_PATH$' "$ZF_OUT" || fail "no usage line: $(cat "$ZF_OUT")"
     grep -q '^exit status:$' "$ZF_OUT" || fail "no exit statuses: $(cat "$ZF_OUT")"
     local want
-    for want in --csv --info '-o format=FORMAT' '-o nat=TEXT' --no-progress; do
+    for want in --csv --info '-o format=FORMAT' '-o nat=TEXT' --no-progress 0 1 2; do
         grep -qF -- "    $want " "$ZF_OUT" || fail "--help does not list $want: $(cat "$ZF_OUT")"
     done
     [[ ! -s $ZF_ERR ]] || fail "stderr: $(cat "$ZF_ERR")"
@@ -88,6 +88,8 @@ progress_lines() { tr '\r' '\n' <"$TTY_LOG" | grep '^zarrfs-cat: [0-9]'; }
     shown=$(progress_lines) || fail "no progress line on the terminal: $(cat -v "$TTY_LOG")"
     grep -qE '^zarrfs-cat: [0-9.]+ (B|KiB|MiB) of 15\.3 MiB \([0-9]+%\), [0-9.]+ (B|KiB|MiB|GiB)/s, [0-9]+:[0-9]{2} left *$' <<<"$shown" ||
         fail "not a progress line: $shown"
+    # drawn at once, then at most 4 times a second (writing took about 1 s)
+    (($(wc -l <<<"$shown") <= 6)) || fail "redrawn too often: $shown"
     # cleared: the last thing written is a carriage return after blanks
     local tail_bytes
     local last
