@@ -61,7 +61,7 @@ static void draw(zf_progress *p, uint64_t done, double t)
     char d[24], tot[24], r[24], left[32], line[160];
     human((double)done, d, sizeof d);
     human((double)p->total, tot, sizeof tot);
-    unsigned pct = p->total ? (unsigned)(done * 100 / p->total) : 100;
+    unsigned pct = p->total ? (unsigned)((double)done * 100 / (double)p->total) : 100;
     int n;
     if (rate > 0) {
         human(rate, r, sizeof r);
