@@ -66,6 +66,7 @@ static const struct fuse_opt cli_spec[] = {
     FUSE_OPT_END
 };
 
+/* a start-up error: one line "zarrfs: MSG[: ARG]" on stderr; exit status 1 */
 static int fail(const char *msg, const char *arg)
 {
     fprintf(stderr, "zarrfs: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
