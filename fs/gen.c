@@ -204,7 +204,7 @@ static zf_gen *check(zf_fs *fs)
     }
     pthread_mutex_unlock(&fs->mu);
     if (!g) {
-        zf_log("out of memory while switching to the changed store");
+        zf_log_error("out of memory while switching to the changed store");
         zf_tree_free(fresh);
         return NULL;
     }

@@ -1,6 +1,8 @@
 /* main.c - zarrfs: command line, store validation, mount and session loop. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -10,80 +12,100 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/log.h"
+#include "options.h"
 #include "view/idxcache.h"
+#include "zarr/cf.h"
 #include "zarrfs.h"
 
+/* the command line: a field per option of options.h (a string for VAL, a
+ * flag for FLAG), STORE, and what the parser noted on the way */
 typedef struct cli {
+#define FIELD_VAL(id) char *id;
+#define FIELD_FLAG(id) int id;
+#define X(id, kind, arg, def, desc) FIELD_##kind(id)
+    ZF_OPTIONS(X)
+#undef X
     char *store;
-    char *cache_size;
-    char *read_ahead;
-    char *format;
-    char *nat;
-    char *cf;
-    int follow_symlinks;
-    int no_index_cache;
-    double timeout;
     int nonopts;
     int has_fsname;  /* -o fsname= given: the mount table shows it instead of STORE */
     int has_subtype; /* -o subtype= given */
+    int log_fd;      /* -o log=FILE, once opened; -1 otherwise */
 } cli;
 
-enum { KEY_FSNAME, KEY_SUBTYPE };
+/* the default of each VAL option, from options.h */
+enum {
+#define X(id, kind, arg, def, desc) OPT_##id,
+    ZF_OPTIONS(X)
+#undef X
+};
+static const char *const opt_default[] = {
+#define X(id, kind, arg, def, desc) [OPT_##id] = def,
+    ZF_OPTIONS(X)
+#undef X
+};
+#define DEFAULT(c, id) ((c)->id ? (c)->id : opt_default[OPT_##id])
 
-#define OPT(t, f, v) {t, offsetof(cli, f), v}
+enum { KEY_FSNAME, KEY_SUBTYPE, KEY_IGNORE, KEY_WRITE };
+
+#define SPEC_VAL(id) {#id "=%s", offsetof(cli, id), 0}
+#define SPEC_FLAG(id) {#id, offsetof(cli, id), 1}
+#define SPEC_KEY(name, key) FUSE_OPT_KEY(name, key),
 static const struct fuse_opt cli_spec[] = {
-    OPT("cache_size=%s", cache_size, 0),
-    OPT("read_ahead=%s", read_ahead, 0),
-    OPT("format=%s", format, 0),
-    OPT("nat=%s", nat, 0),
-    OPT("cf=%s", cf, 0),
-    OPT("follow_symlinks", follow_symlinks, 1),
-    OPT("no_index_cache", no_index_cache, 1),
-    OPT("timeout=%lf", timeout, 0),
+#define X(id, kind, arg, def, desc) SPEC_##kind(id),
+    ZF_OPTIONS(X)
+#undef X
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),   /* noted, and kept for libfuse */
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+#define X(name) SPEC_KEY(name, KEY_IGNORE)
+    ZF_IGNORED_MOUNT_OPTIONS(X)
+#undef X
+    FUSE_OPT_KEY("comment=", KEY_IGNORE),
+#define X(name) SPEC_KEY(name, KEY_WRITE)
+    ZF_WRITE_OPTIONS(X)
+#undef X
     FUSE_OPT_END
 };
 
-/* the first non-option is STORE, the second (kept for libfuse) MOUNTPOINT */
-static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
+/* a start-up error: one line "zarrfs: MSG[: ARG]" on stderr; exit status 1 */
+static int fail(const char *msg, const char *arg)
 {
-    cli *c = data;
-    if (key == KEY_FSNAME)
-        c->has_fsname = 1;
-    if (key == KEY_SUBTYPE)
-        c->has_subtype = 1;
-    if (key != FUSE_OPT_KEY_NONOPT)
-        return 1;
-    if (c->nonopts++ == 0) {
-        c->store = strdup(arg);
-        return 0;
-    }
+    fprintf(stderr, "zarrfs: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
     return 1;
 }
 
-static void usage(const char *prog)
+/* as fail, with the reason err (an errno value) after arg */
+static int fail_errno(const char *msg, const char *arg, int err)
 {
-    printf("usage: %s [options] STORE MOUNTPOINT\n\n"
-           "Mount the Zarr store STORE (a directory, format v3 or v2) read-only at\n"
-           "MOUNTPOINT, showing every numpy.timedelta64 array NAME as NAME.txt (one\n"
-           "duration per line) and NAME.csv (indices and duration).\n\n"
-           "zarrfs options:\n"
-           "    -o cache_size=BYTES    bound on decoded chunk memory (K/M/G suffixes; default 256M)\n"
-           "    -o read_ahead=BYTES    kernel read-ahead window of the mount (default 4M; 0 leaves\n"
-           "                           the kernel's; needs root)\n"
-           "    -o format=FORMAT       pandas (default), iso, numpy, seconds or raw\n"
-           "    -o nat=TEXT            text shown for NaT (default NaT)\n"
-           "    -o cf=WHICH            CF-encoded durations shown: all (default; a duration\n"
-           "                           units attribute), dtype (also xarray's dtype attribute)\n"
-           "                           or off (numpy.timedelta64 arrays only)\n"
-           "    -o follow_symlinks     follow symlinks that leave the store\n"
-           "    -o no_index_cache      do not keep offset indexes in $XDG_CACHE_HOME/zarrfs\n"
-           "    -o timeout=SECONDS     how long the kernel caches names and sizes, and how\n"
-           "                           often the store is re-checked for changes (default 1)\n\n", prog);
+    fprintf(stderr, "zarrfs: %s: %s: %s\n", msg, arg, strerror(err));
+    return 1;
 }
 
-#define ZF_READ_AHEAD ((size_t)4 << 20)     /* see fs/readahead.c */
+/* the first non-option is STORE, the second (kept for libfuse) MOUNTPOINT;
+ * mount(8)'s own options are dropped, write options refused */
+static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+    cli *c = data;
+    switch (key) {
+    case KEY_FSNAME: c->has_fsname = 1; return 1;
+    case KEY_SUBTYPE: c->has_subtype = 1; return 1;
+    case KEY_IGNORE: return 0;
+    case KEY_WRITE:
+        fprintf(stderr, "zarrfs: -o %s: zarrfs is read-only (mount with -o ro)\n", arg);
+        return -1;
+    case FUSE_OPT_KEY_OPT:
+        return strncmp(arg, "x-", 2) == 0 ? 0 : 1; /* fstab's x-* options are userspace's */
+    case FUSE_OPT_KEY_NONOPT:
+        if (c->nonopts++ == 0) {
+            c->store = strdup(arg);
+            return c->store ? 0 : -1;
+        }
+        return 1;
+    default:
+        return 1;
+    }
+}
+
 #define ZF_READ_AHEAD_MAX ((size_t)1 << 30)
 
 /* parse "256M"-style sizes; 0 on error */
@@ -106,19 +128,6 @@ static size_t parse_size(const char *s)
     if (*end || v > (SIZE_MAX >> shift))
         return 0;
     return (size_t)v << shift;
-}
-
-static int fail(const char *msg, const char *arg)
-{
-    fprintf(stderr, "zarrfs: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-    return 1;
-}
-
-/* as fail, with the reason err (an errno value) after arg */
-static int fail_errno(const char *msg, const char *arg, int err)
-{
-    fprintf(stderr, "zarrfs: %s: %s: %s\n", msg, arg, strerror(err));
-    return 1;
 }
 
 /* refuse a MOUNTPOINT that is not a directory (the view's root is one); a
@@ -176,7 +185,44 @@ static unsigned prefetch_threads(void)
     return n < 1 ? 1 : n > 4 ? 4 : (unsigned)n;
 }
 
-/* run the session until unmounted or signalled */
+/* the loop of a mounted session, multi-threaded unless -s; <0 on error */
+static int loop(struct fuse_session *se, const struct fuse_cmdline_opts *o)
+{
+    if (o->singlethread)
+        return fuse_session_loop(se);
+    struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+    if (!cfg)
+        return -ENOMEM;
+    fuse_loop_cfg_set_clone_fd(cfg, (unsigned)o->clone_fd);
+    fuse_loop_cfg_set_max_threads(cfg, o->max_threads);
+    if (o->max_idle_threads != UINT_MAX)
+        fuse_loop_cfg_set_idle_threads(cfg, o->max_idle_threads);
+    int rc = fuse_session_loop_mt(se, cfg);
+    fuse_loop_cfg_destroy(cfg);
+    return rc;
+}
+
+/* serve a mounted session: daemonize unless -f, start the threads, loop */
+static int serve_mounted(struct fuse_session *se, const struct fuse_cmdline_opts *o, zf_fs *fs)
+{
+    if (fuse_daemonize(o->foreground) != 0) {
+        zf_log_error("cannot become a daemon; unmounting");
+        return -1;
+    }
+    zf_log_copy_stderr(0); /* from now on, the log's own sink only */
+    zf_log_info("%s mounted at %s (read-only)", zf_store_path(fs->store), o->mountpoint);
+    /* threads after the fork; the prefetch workers before the notifier,
+     * whose re-checks free trees (zf_cache_cancel reads the workers) */
+    if (zf_cache_start_prefetch(fs->cache, prefetch_threads()) != 0)
+        zf_log_warn("cannot start a thread; sequential reads will not prefetch");
+    if (zf_gen_start_notifier(fs) != 0)
+        zf_log_warn("cannot start a thread; changes to the store will not be seen");
+    int rc = loop(se, o);
+    zf_gen_stop_notifier(fs); /* no notification may outlive the session's fd */
+    return rc;
+}
+
+/* run the session until unmounted or signalled; the exit status */
 static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
 {
     struct fuse_session *se = fuse_session_new(args, &zf_fs_ops, sizeof zf_fs_ops, fs);
@@ -186,27 +232,9 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     int rc = 1;
     if (fuse_set_signal_handlers(se) == 0) {
         if (fuse_session_mount(se, o->mountpoint) == 0) {
-            fuse_daemonize(o->foreground);
-            /* threads after the fork; the prefetch workers before the notifier,
-             * whose re-checks free trees (zf_cache_cancel reads the workers) */
-            if (zf_cache_start_prefetch(fs->cache, prefetch_threads()) != 0)
-                fprintf(stderr, "zarrfs: cannot start a thread; sequential reads will not prefetch\n");
-            if (zf_gen_start_notifier(fs) != 0)
-                fprintf(stderr, "zarrfs: cannot start a thread; changes to the store will not be seen\n");
-            if (o->singlethread) {
-                rc = fuse_session_loop(se);
-            } else {
-                struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-                fuse_loop_cfg_set_clone_fd(cfg, (unsigned)o->clone_fd);
-                fuse_loop_cfg_set_max_threads(cfg, o->max_threads);
-                if (o->max_idle_threads != UINT_MAX)
-                    fuse_loop_cfg_set_idle_threads(cfg, o->max_idle_threads);
-                rc = fuse_session_loop_mt(se, cfg);
-                fuse_loop_cfg_destroy(cfg);
-            }
-            zf_gen_stop_notifier(fs); /* no notification may outlive the session's fd */
+            rc = serve_mounted(se, o, fs) < 0 ? 1 : 0; /* a signal ends the loop normally */
             fuse_session_unmount(se);
-            rc = rc < 0 ? 1 : 0; /* a signal ends the loop normally */
+            zf_log_info("%s unmounted", o->mountpoint);
         }
         fuse_remove_signal_handlers(se);
     }
@@ -214,43 +242,142 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     return rc;
 }
 
+/* the settings of a valid command line */
+typedef struct settings {
+    size_t cache_bytes;
+    size_t read_ahead;
+    double timeout;
+    zf_log_level log_level;
+    zf_layout_opts lo;
+    char index_dir[4096];
+} settings;
+
+/* "1.5"-style seconds, 0 to 1e9; 0 or -1 */
+static int parse_seconds(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e9)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* check every option's value and fill st; the exit status (1 after a line on stderr) */
+static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settings *st)
+{
+    st->cache_bytes = parse_size(DEFAULT(c, cache_size));
+    st->read_ahead = parse_size(DEFAULT(c, read_ahead));
+    st->lo = (zf_layout_opts){.nat = DEFAULT(c, nat)};
+    if (!st->cache_bytes)
+        return fail("invalid cache_size", c->cache_size);
+    if (!st->read_ahead && strcmp(DEFAULT(c, read_ahead), "0") != 0)
+        return fail("invalid read_ahead", c->read_ahead);
+    if (st->read_ahead > ZF_READ_AHEAD_MAX)
+        return fail("read_ahead is larger than 1G", c->read_ahead);
+    if (parse_seconds(DEFAULT(c, timeout), &st->timeout))
+        return fail("invalid timeout (seconds from 0 to 1e9)", c->timeout);
+    if (zf_format_parse(DEFAULT(c, format), &st->lo.format))
+        return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
+    if (zf_cf_mode_parse(DEFAULT(c, cf), &st->lo.cf))
+        return fail("unknown cf (all, dtype, off)", c->cf);
+    if (strlen(st->lo.nat) > ZF_NAT_MAX)
+        return fail("nat text is too long", NULL);
+    if (zf_log_level_parse(DEFAULT(c, log_level), &st->log_level))
+        return fail("unknown log_level (error, warn, info, debug)", c->log_level);
+    if (o->debug && !c->log_level)
+        st->log_level = ZF_LOG_DEBUG;
+    if (!c->no_index_cache && zf_idxcache_default_dir(st->index_dir, sizeof st->index_dir) == 0)
+        st->lo.index_dir = st->index_dir;
+    return 0;
+}
+
+/* open path for appending log lines: a regular file (created 0640), never a
+ * FIFO, device or directory, so that a write cannot block the daemon; the
+ * descriptor is above 2 (daemonizing replaces 0-2) and close-on-exec.  The
+ * descriptor or a negative errno (-EINVAL: not a regular file). */
+static int open_log(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return -EINVAL;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640);
+    if (fd < 0)
+        return -errno;
+    int rc = fstat(fd, &st) != 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
+    if (rc == 0 && fd <= STDERR_FILENO) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+        rc = high < 0 ? -errno : 0;
+        close(fd);
+        fd = high;
+    }
+    if (rc != 0) {
+        if (fd >= 0)
+            close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/* where log lines go: -o log=FILE, else stderr with -f, else syslog; until
+ * the mount is up they are copied to stderr too.  The exit status. */
+static int setup_log(cli *c, const struct fuse_cmdline_opts *o, const settings *st)
+{
+    zf_log_set_level(st->log_level);
+    if (c->log) {
+        int fd = open_log(c->log);
+        if (fd == -EINVAL)
+            return fail("log file is not a regular file", c->log);
+        if (fd < 0)
+            return fail_errno("cannot open log file", c->log, -fd);
+        c->log_fd = fd;
+        zf_log_to_fd(fd);
+        zf_log_copy_stderr(1);
+    } else if (!o->foreground) {
+        zf_log_to_syslog();
+        zf_log_copy_stderr(1);
+    }
+    return 0;
+}
+
+/* libfuse's messages, as log lines at the matching level.  libfuse may
+ * write a line in pieces: they are gathered per thread up to the newline. */
+static void fuse_message(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+    static _Thread_local char line[1024];
+    static _Thread_local size_t len;
+    int n = vsnprintf(line + len, sizeof line - len, fmt, ap);
+    len = n < 0 ? len : len + (size_t)n < sizeof line ? len + (size_t)n : sizeof line - 1;
+    if (len < sizeof line - 1 && (len == 0 || line[len - 1] != '\n'))
+        return; /* the rest of the line is still to come */
+    while (len && line[len - 1] == '\n')
+        len--;
+    zf_log_level l = level <= FUSE_LOG_ERR ? ZF_LOG_ERROR : level == FUSE_LOG_WARNING ? ZF_LOG_WARN
+                     : level == FUSE_LOG_DEBUG ? ZF_LOG_DEBUG : ZF_LOG_INFO;
+    zf_log_msg(l, "%.*s", (int)len, line);
+    len = 0;
+}
+
+/* mount STORE with valid options; the exit status */
 static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
 {
-    size_t cache_bytes = c->cache_size ? parse_size(c->cache_size) : (size_t)256 << 20;
-    zf_layout_opts lo = {.format = ZF_FORMAT_PANDAS, .nat = c->nat ? c->nat : "NaT"};
-    char index_dir[4096];
-    if (!c->no_index_cache && zf_idxcache_default_dir(index_dir, sizeof index_dir) == 0)
-        lo.index_dir = index_dir;
-    size_t read_ahead = c->read_ahead ? parse_size(c->read_ahead) : ZF_READ_AHEAD;
-    if (!cache_bytes)
-        return fail("invalid cache_size", c->cache_size);
-    if (c->read_ahead && !read_ahead && strcmp(c->read_ahead, "0") != 0)
-        return fail("invalid read_ahead", c->read_ahead);
-    if (read_ahead > ZF_READ_AHEAD_MAX)
-        return fail("read_ahead is larger than 1G", c->read_ahead);
-    if (!(c->timeout >= 0 && c->timeout <= 1e9))
-        return fail("invalid timeout", NULL);
-    if (c->format && zf_format_parse(c->format, &lo.format))
-        return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
-    if (c->cf && zf_cf_mode_parse(c->cf, &lo.cf))
-        return fail("unknown cf (all, dtype, off)", c->cf);
-    if (strlen(lo.nat) > ZF_NAT_MAX)
-        return fail("nat text is too long", NULL);
-    if (check_mountpoint(o->mountpoint))
+    settings st;
+    if (check_options(c, o, &st) || check_mountpoint(o->mountpoint) || setup_log(c, o, &st))
         return 1;
     zf_store *store = NULL;
     zf_tree *tree = NULL;
-    int rc = zf_store_open_local(c->store, c->follow_symlinks, &store);
+    int rc = zf_store_open(c->store, c->follow_symlinks, &store);
     if (rc)
         return fail(rc == ZF_ENOTFOUND ? "store not found or not a directory" : "cannot open store", c->store);
-    struct stat st;
-    if (fstatat(AT_FDCWD, c->store, &st, 0) != 0) {
+    struct stat sst;
+    if (fstatat(AT_FDCWD, c->store, &sst, 0) != 0) {
         rc = fail_errno("cannot stat store", c->store, errno);
         zf_store_close(store);
         return rc;
     }
-    zf_cache *cache = zf_cache_new(cache_bytes);
-    if (!cache || (rc = zf_tree_build(store, cache, &lo, &tree))) {
+    zf_cache *cache = zf_cache_new(st.cache_bytes);
+    if (!cache || (rc = zf_tree_build(store, cache, &st.lo, &tree))) {
         /* invalid root metadata was already reported on its own line */
         int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED ? 1
                 : fail(rc == ZF_ENOTFOUND ? "not a Zarr store (no zarr.json, .zgroup or .zarray)"
@@ -259,9 +386,9 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         zf_cache_free(cache);
         return r;
     }
-    zf_fs fs = {.store = store, .cache = cache, .opts = &lo, .timeout = c->timeout,
-                .uid = getuid(), .gid = getgid(), .mtime = st.st_mtim,
-                .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(read_ahead >> 10),
+    zf_fs fs = {.store = store, .cache = cache, .opts = &st.lo, .timeout = st.timeout,
+                .uid = getuid(), .gid = getgid(), .mtime = sst.st_mtim,
+                .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(st.read_ahead >> 10),
                 .read_ahead_asked = c->read_ahead != NULL};
     if (add_mount_opts(args, c, zf_store_path(store)) != 0) {
         zf_tree_free(tree);
@@ -278,26 +405,35 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
     return rc;
 }
 
+/* free what the command line parser allocated */
+static void cli_free(cli *c)
+{
+#define FREE_VAL(id) free(c->id);
+#define FREE_FLAG(id)
+#define X(id, kind, arg, def, desc) FREE_##kind(id)
+    ZF_OPTIONS(X)
+#undef X
+    free(c->store);
+}
+
 int main(int argc, char **argv)
 {
     /* decoded chunks are megabytes: keep them out of the heap so that memory
      * freed by the cache goes back to the system (no dynamic threshold) */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
+    fuse_set_log_func(fuse_message);
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts o;
-    cli c = {.timeout = 1.0};
+    cli c = {.log_fd = -1};
     int rc = 1;
     memset(&o, 0, sizeof o);
     if (fuse_opt_parse(&args, &c, cli_spec, cli_proc) != 0 || fuse_parse_cmdline(&args, &o) != 0)
         goto out;
     if (o.show_help) {
-        usage(argv[0]);
-        fuse_cmdline_help();
-        fuse_lowlevel_help();
+        zf_help_print(argv[0]);
         rc = 0;
     } else if (o.show_version) {
-        printf("zarrfs version %s\n", ZF_VERSION);
-        fuse_lowlevel_version();
+        zf_version_print();
         rc = 0;
     } else if (!c.store || !o.mountpoint) {
         fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT (see --help)\n", argv[0]);
@@ -305,13 +441,11 @@ int main(int argc, char **argv)
         rc = run(&args, &o, &c);
     }
 out:
+    zf_log_to_stderr();
+    if (c.log_fd >= 0)
+        close(c.log_fd);
     free(o.mountpoint);
-    free(c.store);
-    free(c.cache_size);
-    free(c.read_ahead);
-    free(c.format);
-    free(c.nat);
-    free(c.cf);
+    cli_free(&c);
     fuse_opt_free_args(&args);
     return rc;
 }

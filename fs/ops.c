@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/err.h"
+#include "base/log.h"
 #include "zarrfs.h"
 
 #define READ_MAX (1u << 20)
@@ -128,7 +129,11 @@ static void apply_read_ahead(zf_fs *fs)
         return;
     int rc = zf_readahead_set(fs->mountpoint, fs->read_ahead_kb);
     if (rc && fs->read_ahead_asked)
-        fprintf(stderr, "zarrfs: cannot set read_ahead (needs root): %s\n", strerror(-rc));
+        zf_log_warn("cannot set read_ahead (needs root): %s", strerror(-rc));
+    else if (rc)
+        zf_log_debug("the kernel's read-ahead window is left as it is: %s", strerror(-rc));
+    else
+        zf_log_debug("read-ahead window of %s set to %u KiB", fs->mountpoint, fs->read_ahead_kb);
 }
 
 /* open a node (of the generation ino resolves to); the handle keeps it alive */

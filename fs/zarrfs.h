@@ -110,6 +110,11 @@ void zf_inodes_clear(zf_inodes *t);
  * sysfs; needs root and must follow the INIT reply.  0 or a negative errno. */
 int zf_readahead_set(const char *mountpoint, unsigned kb);
 
+/* zarrfs --help: usage, views, options (options.h), then libfuse's (help.c). */
+void zf_help_print(const char *prog);
+/* zarrfs --version: ours first, then libfuse's. */
+void zf_version_print(void);
+
 /* The low-level operation table; userdata is a zf_fs. */
 extern const struct fuse_lowlevel_ops zf_fs_ops;
 

@@ -7,16 +7,38 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "cat_options.h"
+#include "helpfmt.h"
+#include "progress.h"
 #include "tree/tree.h"
 
 #define CHUNK (1u << 20)
 
-static void usage(FILE *f)
+#define USAGE "usage: zarrfs-cat [options] STORE ARRAY_PATH"
+
+/* --help: usage, options and exit statuses (cat_options.h) on stdout */
+static void help(void)
 {
-    fprintf(f, "usage: zarrfs-cat STORE ARRAY_PATH [--csv | --info] [-o format=FORMAT,nat=TEXT]\n"
-               "  ARRAY_PATH  the array's path in the store (e.g. group/array), or a file path\n"
-               "              as the mount shows it (group/array.csv)\n"
-               "  FORMAT      pandas (default), iso, numpy, seconds, raw\n");
+    printf(USAGE "\n\n"
+           "Write the bytes zarrfs shows for one array file to standard output, without\n"
+           "mounting: NAME.txt unless --csv or --info.  ARRAY_PATH is the array's path in\n"
+           "the store (group/array), or a file path as the mount shows it\n"
+           "(group/array.csv).  On a terminal, stderr shows progress for large outputs.\n\n"
+           "options:\n");
+#define X(spelling, def, desc) zf_help_row(spelling, desc, def);
+    ZF_CAT_OPTIONS(X)
+#undef X
+    printf("\nexit status:\n");
+#define X(status, meaning) zf_help_row(status, meaning, NULL);
+    ZF_CAT_EXIT_STATUSES(X)
+#undef X
+}
+
+/* a wrong command line: one line on stderr, exit status 2 */
+static int usage_error(void)
+{
+    fprintf(stderr, USAGE " (see --help)\n");
+    return 2;
 }
 
 /* parse "format=x,nat=y" (backslash escapes a comma) into opts; nat is copied to natbuf */
@@ -80,18 +102,25 @@ static int write_all(const char *p, size_t n)
     return 0;
 }
 
-static int cat_node(const zf_node *n)
+/* write the file of node n to stdout; progress on a terminal's stderr if asked */
+static int cat_node(const zf_node *n, int progress)
 {
     char *buf = malloc(CHUNK);
-    uint64_t off = 0;
+    uint64_t off = 0, total = 0;
     zf_cursor cursor = {0, UINT64_MAX};
-    int rc = buf ? ZF_OK : ZF_ENOMEM;
+    int rc = buf ? zf_layout_size(n->layout, n->view, &total) : ZF_ENOMEM;
+    zf_progress bar;
+    /* never draw over text written to the same terminal */
+    zf_progress_start(&bar, progress && !isatty(STDOUT_FILENO) ? STDERR_FILENO : -1, total,
+                      ZF_CAT_PROGRESS_MIN);
     for (size_t got = 1; rc == ZF_OK && got;) {
         rc = zf_layout_read_from(n->layout, n->view, off, buf, CHUNK, &got, &cursor);
         if (rc == ZF_OK && write_all(buf, got))
             rc = ZF_EIO;
         off += got;
+        zf_progress_update(&bar, off);
     }
+    zf_progress_end(&bar);
     free(buf);
     if (rc)
         fprintf(stderr, "zarrfs-cat: %s at byte %llu\n", zf_strerror(rc), (unsigned long long)off);
@@ -103,24 +132,28 @@ int main(int argc, char **argv)
     zf_layout_opts opts = {.format = ZF_FORMAT_PANDAS, .nat = "NaT"};
     char nat[ZF_NAT_MAX + 1];
     const char *pos[2] = {NULL, NULL}, *ext = ".txt";
-    int npos = 0;
+    int npos = 0, progress = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv"))
             ext = ".csv";
         else if (!strcmp(argv[i], "--info"))
             ext = ".info";
+        else if (!strcmp(argv[i], "--no-progress"))
+            progress = 0;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-            return usage(stdout), 0;
+            return help(), 0;
+        else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version"))
+            return printf("zarrfs-cat version %s\n", ZF_VERSION), 0;
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             if (parse_opts(argv[++i], &opts, nat, sizeof nat))
                 return 2;
         } else if (npos < 2 && argv[i][0] != '-')
             pos[npos++] = argv[i];
         else
-            return usage(stderr), 2;
+            return usage_error();
     }
     if (npos != 2)
-        return usage(stderr), 2;
+        return usage_error();
     zf_store *store = NULL;
     zf_cache *cache = zf_cache_new((size_t)256 << 20);
     if (cache)
@@ -138,7 +171,7 @@ int main(int argc, char **argv)
         if (!n)
             fprintf(stderr, "zarrfs-cat: %s: no timedelta64 array at that path\n", pos[1]);
         else
-            status = cat_node(n);
+            status = cat_node(n, progress);
     }
     zf_tree_free(tree);
     zf_cache_free(cache);

@@ -1,0 +1,73 @@
+/* options.h - the one table of zarrfs's views and options.
+ *
+ * X-macro lists: main.c builds the option parser, the defaults and --help
+ * from them, and doc/mangen.c writes the VIEWS and OPTIONS sections of
+ * zarrfs(1) from the same rows, so the help and the manual cannot drift.
+ * Plain macros only (no FUSE): the generator is built without libfuse.
+ * Descriptions are one sentence, without a final period; roff-neutral text
+ * (no backslashes, no line starting with a dot). */
+#ifndef ZARRFS_OPTIONS_H
+#define ZARRFS_OPTIONS_H
+
+/* X(EXTENSION, DESCRIPTION): the files shown for every timedelta64 array NAME */
+#define ZF_VIEWS(X)                                                                              \
+    X(".txt", "one duration per line, in the row-major (C) order of the array")                  \
+    X(".csv", "a header line D0,D1,...,NAME, then one line per element: its indices, then its "   \
+              "duration")                                                                        \
+    X(".info", "a description of the array in key: value lines: shape, chunks, data type, "     \
+               "unit, fill value, dimension names, codecs, path and how many chunks are stored")
+
+/* X(ID, KIND, ARG, DEFAULT, DESCRIPTION): the -o options zarrfs itself reads.
+ * KIND is VAL (-o ID=ARG, kept as a string) or FLAG (-o ID).  DEFAULT is
+ * what --help and the manual show, and for VAL options (but log) the value
+ * used when the option is absent. */
+#define ZF_OPTIONS(X)                                                                            \
+    X(format, VAL, "FORMAT", "pandas",                                                           \
+      "text of each duration: pandas, iso, numpy, seconds or raw")                               \
+    X(nat, VAL, "TEXT", "NaT", "text shown for NaT, CSV-quoted in .csv when needed")            \
+    X(cf, VAL, "WHICH", "all",                                                                   \
+      "CF-encoded durations shown: all (integer and float arrays with a duration units "         \
+      "attribute), dtype (only those with xarray's dtype attribute too) or off (native "        \
+      "timedelta64 arrays only)")                                                                \
+    X(cache_size, VAL, "BYTES", "256M",                                                          \
+      "bound on the memory of decoded chunks; K, M and G suffixes")                              \
+    X(read_ahead, VAL, "BYTES", "4M",                                                            \
+      "the kernel's read-ahead window of the mount, set on the first open; 0 leaves the "        \
+      "kernel's; needs root")                                                                    \
+    X(timeout, VAL, "SECONDS", "1",                                                              \
+      "how long the kernel caches names and sizes, and how often the store is re-checked "       \
+      "for changes")                                                                             \
+    X(follow_symlinks, FLAG, "", "off", "follow symlinks that lead outside the store")           \
+    X(no_index_cache, FLAG, "", "off",                                                           \
+      "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
+    X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \
+      "append log lines to FILE, a regular file, instead")                                       \
+    X(log_level, VAL, "LEVEL", "warn",                                                           \
+      "lowest level logged: error, warn, info or debug; -d implies debug")
+
+/* how an option of ZF_OPTIONS is written: -o ID=ARG (VAL) or -o ID (FLAG) */
+#define ZF_SPELL_VAL(id, arg) "-o " #id "=" arg
+#define ZF_SPELL_FLAG(id, arg) "-o " #id
+
+/* X(SPELLING, DEFAULT, DESCRIPTION): options libfuse parses that zarrfs
+ * documents (the rest are listed by libfuse after them in --help) */
+#define ZF_FUSE_OPTIONS(X)                                                                       \
+    X("-f", "off", "stay in the foreground and log to stderr (otherwise daemonize and log to "   \
+                   "syslog)")                                                                    \
+    X("-d", "off", "debug: log every request (implies -f)")                                      \
+    X("-s", "off", "serve requests on one thread")                                               \
+    X("-o max_threads=N", "10", "most threads serving requests at once")                         \
+    X("-o ro", "on", "read-only: always; -o rw and other write options are refused")             \
+    X("-h, --help", "", "print this help and exit")                                              \
+    X("-V, --version", "", "print the version of zarrfs, then of libfuse, and exit")
+
+/* Options of mount(8) and fstab(5) that zarrfs accepts and ignores, so that
+ * they may reach it from any mount helper (mount.fuse3 drops most of them) */
+#define ZF_IGNORED_MOUNT_OPTIONS(X)                                                              \
+    X("auto") X("noauto") X("nofail") X("user") X("nouser") X("users") X("_netdev")            \
+    X("defaults")
+
+/* Options that would make the mount writable: refused */
+#define ZF_WRITE_OPTIONS(X) X("rw") X("writeback_cache")
+
+#endif
