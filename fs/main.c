@@ -367,7 +367,7 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         return 1;
     zf_store *store = NULL;
     zf_tree *tree = NULL;
-    int rc = zf_store_open(c->store, c->follow_symlinks, &store);
+    int rc = zf_store_open_local(c->store, c->follow_symlinks, &store);
     if (rc)
         return fail(rc == ZF_ENOTFOUND ? "store not found or not a directory" : "cannot open store", c->store);
     struct stat sst;
