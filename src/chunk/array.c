@@ -9,6 +9,21 @@
 #include "base/log.h"
 #include "chunk/convert.h"
 
+/* one stored chunk present in the store: its index (C order over the stored
+ * grid) and the digest of its stamp */
+typedef struct zf_present {
+    uint64_t k;
+    zf_fp digest;
+} zf_present;
+
+/* the stored chunks present at one moment, sorted by index (no duplicates) */
+typedef struct zf_snap {
+    zf_present *v;
+    size_t n, cap;
+    uint64_t files;           /* how many of them are regular files */
+    int failed;               /* out of memory while it was built */
+} zf_snap;
+
 struct zf_array {
     const zf_store *store;
     zf_cache *cache;
@@ -17,8 +32,7 @@ struct zf_array {
     uint64_t id;              /* cache owner id, unique per array */
     uint64_t grid[ZF_MAX_DIMS];
     uint64_t nchunks;
-    zf_fp *stamps;            /* stamp digest per stored chunk, from zf_array_snapshot */
-    uint64_t present;         /* how many of them were present (not absent) */
+    zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };
@@ -58,7 +72,9 @@ void zf_array_free(zf_array *a)
         return;
     zf_cache_cancel(a->cache, a->id); /* no background load may still use a */
     zf_meta_clear(&a->meta);
-    free(a->stamps);
+    if (a->snap)
+        free(a->snap->v);
+    free(a->snap);
     free(a->path);
     free(a);
 }
@@ -298,16 +314,61 @@ static int same_stamp(const zf_array *a, const char *key, const zf_fp *then)
     return now.a == then->a && now.b == then->b;
 }
 
+/* index of the first entry of s with index >= k (s->n if none) */
+static size_t snap_lower(const zf_snap *s, uint64_t k)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid].k < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* the entry of stored chunk k in snapshot s, or NULL if it was absent */
+static const zf_present *snap_find(const zf_snap *s, uint64_t k)
+{
+    size_t i = snap_lower(s, k);
+    return i < s->n && s->v[i].k == k ? &s->v[i] : NULL;
+}
+
+/* digest of the stamp of an absent key */
+static zf_fp absent_digest(void)
+{
+    zf_stamp absent;
+    memset(&absent, 0, sizeof absent);
+    return zf_stamp_digest(&absent);
+}
+
 /* ZF_ESTALE if the stored chunk no longer matches its snapshot stamp */
 static int check_stamp(const zf_array *a, uint64_t index, const char *key, char *err, size_t errcap)
 {
-    const zf_fp *stamps = __atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE);
-    if (!stamps)
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    if (!snap)
         return ZF_OK;
-    if (same_stamp(a, key, &stamps[stored_index(a, index)]))
+    const zf_present *p = snap_find(snap, stored_index(a, index));
+    zf_fp then = p ? p->digest : absent_digest();
+    if (same_stamp(a, key, &then))
         return ZF_OK;
     snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
     return ZF_ESTALE;
+}
+
+uint64_t zf_array_absent_run(const zf_array *a, uint64_t index)
+{
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    if (!snap || a->fill_rc || index >= a->nchunks)
+        return 0; /* unknown, or a missing chunk is an error (CF fill value) */
+    int same_grid = 1;
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        same_grid &= a->meta.read_chunks[d] == a->meta.chunks[d];
+    if (!same_grid) /* read chunks inside shards: one at a time */
+        return snap_find(snap, stored_index(a, index)) ? 0 : 1;
+    size_t i = snap_lower(snap, index); /* the two grids coincide: index is k */
+    return (i < snap->n ? snap->v[i].k : a->nchunks) - index;
 }
 
 uint64_t zf_array_chunk_elems(const zf_array *a)
@@ -475,45 +536,167 @@ static void stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, 
     }
 }
 
-/* fn for every stored chunk present, asking the store in bulk: each
- * directory holding two or more chunks of the grid is listed once (with the
- * stamps of what it holds); chunks alone in their directory are stamped */
+/* a nested walk: the chunk directories below the array's chunk root */
+typedef struct walk_ctx {
+    const zf_array *a;
+    const uint64_t *grid;
+    char key[ZF_KEY_MAX];   /* the directory being listed, from the store root */
+    size_t base;            /* where the part relative to the array starts in key */
+    unsigned depth;         /* the dimension the listed directory's entries stand for */
+    int fail;               /* the listing was cut short (a key too long) */
+    stamp_fn fn;
+    void *ctx;
+} walk_ctx;
+
+/* is name a canonical decimal below bound?  (the names of chunk directories) */
+static int grid_name(const char *name, uint64_t bound)
+{
+    uint64_t v = 0;
+    if (!*name || (name[0] == '0' && name[1]))
+        return 0;
+    for (const char *p = name; *p; p++) {
+        if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
+            return 0;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    return v < bound;
+}
+
+static void walk_dir(walk_ctx *w);
+
+/* one entry of a nested chunk directory: a chunk, or a directory to descend into */
+static int walk_entry(void *arg, const zf_store_entry *e)
+{
+    walk_ctx *w = arg;
+    size_t len = strlen(w->key), nlen = strlen(e->name);
+    if (len + 1 + nlen >= sizeof w->key) {
+        w->fail = 1;
+        return 0;
+    }
+    int sep = len > 0; /* the store root "" needs no separator */
+    if (sep)
+        w->key[len] = '/';
+    memcpy(w->key + len + sep, e->name, nlen + 1);
+    const char *rel = w->key + w->base + (w->base && w->key[w->base] == '/');
+    uint64_t coords[ZF_MAX_DIMS], k;
+    if (w->depth + 1 < w->a->meta.ndim) {
+        if (e->stamp.kind == ZF_STORE_DIR && grid_name(e->name, w->grid[w->depth])) {
+            w->depth++;
+            walk_dir(w);
+            w->depth--;
+        }
+    } else if (zf_meta_chunk_coords(&w->a->meta, rel, coords) == ZF_OK &&
+               grid_index(w->a->meta.ndim, w->grid, coords, &k) == 0) {
+        w->fn(w->ctx, k, &e->stamp);
+    }
+    w->key[len] = '\0';
+    return 0;
+}
+
+/* list w->key, descending into the directories of the grid it holds */
+static void walk_dir(walk_ctx *w)
+{
+    zf_store_list(w->a->store, w->key, walk_entry, w); /* a missing directory holds no chunk */
+}
+
+/* fn for every chunk of a nested key layout (one directory level per
+ * dimension): only directories that exist are listed, so a sparse grid
+ * costs what it stores */
+static void walk_nested(const zf_array *a, const uint64_t *grid, stamp_fn fn, void *ctx)
+{
+    uint64_t zero[ZF_MAX_DIMS] = {0};
+    char rel[ZF_KEY_MAX];
+    unsigned n = a->meta.ndim, comps = 1;
+    if (zf_meta_chunk_key(&a->meta, zero, rel, sizeof rel) != ZF_OK)
+        return;
+    for (const char *p = rel; *p; p++)
+        comps += *p == '/';
+    if (comps < n) /* not one level per dimension: nothing to walk */
+        return;
+    char *end = rel; /* the chunk root: rel without its last n components */
+    for (unsigned c = 0; c < comps - n; c++)
+        end = strchr(end, '/') + 1;
+    end[end > rel ? -1 : 0] = '\0';
+    walk_ctx *w = malloc(sizeof *w);
+    if (!w)
+        return;
+    *w = (walk_ctx){.a = a, .grid = grid, .fn = fn, .ctx = ctx};
+    int len = snprintf(w->key, sizeof w->key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
+    w->base = *a->path ? strlen(a->path) : 0;
+    if (len >= 0 && (size_t)len < sizeof w->key)
+        walk_dir(w);
+    free(w);
+}
+
+/* fn for every stored chunk present, asking the store in bulk: the chunk
+ * directory (or, for nested keys, each chunk directory that exists) is
+ * listed once, with the stamps of what it holds */
 static void stamp_stored(const zf_array *a, stamp_fn fn, void *ctx)
 {
     uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid), coords[ZF_MAX_DIMS] = {0};
     unsigned n = a->meta.ndim;
-    int nested = a->meta.separator == '/' && n > 0; /* one directory per row of the last axis */
-    uint64_t per_dir = nested ? grid[n - 1] : total;
     if (total == 0)
         return;
-    if (per_dir < 2) {
+    if (total < 2)
         stamp_each(a, grid, total, fn, ctx);
-        return;
-    }
-    if (!nested) {
+    else if (a->meta.separator == '/' && n > 1)
+        walk_nested(a, grid, fn, ctx);
+    else
         list_chunk_dir(a, grid, coords, fn, ctx);
-        return;
-    }
-    for (uint64_t row = 0; row < total / per_dir; row++) { /* coords[n - 1] stays 0 */
-        list_chunk_dir(a, grid, coords, fn, ctx);
-        for (unsigned d = n - 1; d-- > 0;) {
-            if (++coords[d] < grid[d])
-                break;
-            coords[d] = 0;
-        }
-    }
 }
 
-typedef struct snap_ctx {
-    zf_fp *stamps;
-    uint64_t present;
-} snap_ctx;
-
+/* add stored chunk k with stamp st to the snapshot being built */
 static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
 {
-    snap_ctx *c = ctx;
-    c->stamps[k] = zf_stamp_digest(st);
-    c->present++;
+    zf_snap *s = ctx;
+    if (s->failed)
+        return;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        zf_present *v = cap < SIZE_MAX / sizeof *v ? realloc(s->v, cap * sizeof *v) : NULL;
+        if (!v) {
+            s->failed = 1;
+            return;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (zf_present){k, zf_stamp_digest(st)};
+    s->files += st->kind == ZF_STORE_FILE;
+}
+
+static int cmp_present(const void *x, const void *y)
+{
+    const zf_present *p = x, *q = y;
+    return (p->k > q->k) - (p->k < q->k);
+}
+
+/* sort s by index and drop repeated indices (a key reached twice) */
+static void snap_sort(zf_snap *s)
+{
+    if (s->n > 1)
+        qsort(s->v, s->n, sizeof *s->v, cmp_present);
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (m == 0 || s->v[i].k != s->v[m - 1].k)
+            s->v[m++] = s->v[i];
+    s->n = m;
+}
+
+/* list the stored chunks present now into a new snapshot; NULL if out of memory */
+static zf_snap *snap_take(const zf_array *a)
+{
+    zf_snap *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    stamp_stored(a, take_stamp, s);
+    if (s->failed) {
+        free(s->v);
+        free(s);
+        return NULL;
+    }
+    snap_sort(s);
+    return s;
 }
 
 static void fp_meta(const zf_array *a, zf_fp *fp)
@@ -537,53 +720,56 @@ static void fp_meta(const zf_array *a, zf_fp *fp)
 
 int zf_array_snapshot(zf_array *a, zf_fp *fp)
 {
-    uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid);
-    if (total > SIZE_MAX / sizeof(zf_fp))
+    zf_snap *s = snap_take(a);
+    if (!s)
         return ZF_ENOMEM;
-    snap_ctx c = {malloc(total ? (size_t)total * sizeof(zf_fp) : 1), 0};
-    if (!c.stamps)
-        return ZF_ENOMEM;
-    zf_stamp absent;
-    memset(&absent, 0, sizeof absent);
-    zf_fp none = zf_stamp_digest(&absent);
-    for (uint64_t k = 0; k < total; k++)
-        c.stamps[k] = none;
-    stamp_stored(a, take_stamp, &c);
     fp_meta(a, fp);
-    zf_fp_add(fp, c.stamps, (size_t)total * sizeof *c.stamps);
-    a->present = c.present; /* before the stamps are published */
-    zf_fp *old = __atomic_exchange_n(&a->stamps, c.stamps, __ATOMIC_ACQ_REL);
+    uint64_t n = s->n;
+    zf_fp_add(fp, &n, sizeof n);
+    if (s->n)
+        zf_fp_add(fp, s->v, s->n * sizeof *s->v); /* no padding: three uint64_t */
+    zf_snap *old = __atomic_exchange_n(&a->snap, s, __ATOMIC_ACQ_REL);
+    if (old)
+        free(old->v);
     free(old);
     return ZF_OK;
 }
 
 typedef struct changed_ctx {
-    const zf_fp *stamps;
-    uint64_t present;
+    const zf_snap *snap;
+    uint64_t seen;
     int changed;
 } changed_ctx;
 
+/* compare stored chunk k's stamp now with the snapshot's */
 static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
 {
     changed_ctx *c = ctx;
+    const zf_present *p = snap_find(c->snap, k);
     zf_fp now = zf_stamp_digest(st);
-    c->changed |= now.a != c->stamps[k].a || now.b != c->stamps[k].b;
-    c->present++;
+    c->changed |= !p || now.a != p->digest.a || now.b != p->digest.b; /* new, or rewritten */
+    c->seen++;
 }
 
 int zf_array_changed(const zf_array *a)
 {
-    changed_ctx c = {__atomic_load_n(&a->stamps, __ATOMIC_ACQUIRE), 0, 0};
-    if (!c.stamps)
+    changed_ctx c = {__atomic_load_n(&a->snap, __ATOMIC_ACQUIRE), 0, 0};
+    if (!c.snap)
         return 0;
     stamp_stored(a, compare_stamp, &c);
-    return c.changed || c.present != a->present; /* present then, gone now */
+    return c.changed || c.seen != c.snap->n; /* present then, gone now */
 }
+
+typedef struct count_ctx {
+    uint64_t files, listed, limit;
+} count_ctx;
 
 static void count_present(void *ctx, uint64_t k, const zf_stamp *st)
 {
-    if (st->kind == ZF_STORE_FILE)
-        (*(uint64_t *)ctx)++;
+    (void)k;
+    count_ctx *c = ctx;
+    c->files += st->kind == ZF_STORE_FILE;
+    c->listed++;
 }
 
 int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
@@ -591,8 +777,15 @@ int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, 
     uint64_t grid[ZF_MAX_DIMS];
     *expected = stored_grid(a, grid);
     *present = 0;
-    if (*expected > limit)
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    if (snap) { /* the listing the size pass took */
+        *present = snap->files;
+        return ZF_OK;
+    }
+    count_ctx c = {0, 0, limit};
+    stamp_stored(a, count_present, &c);
+    if (c.listed > limit)
         return ZF_EUNSUPPORTED;
-    stamp_stored(a, count_present, present);
+    *present = c.files;
     return ZF_OK;
 }

@@ -61,7 +61,9 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
  * prefetches (cache.h); no effect otherwise or past the last chunk. */
 void zf_array_prefetch(zf_array *a, uint64_t index);
 
-/* Record the stamp (store.h) of every stored chunk, and mix into fp
+/* Record the stamp (store.h) of every stored chunk present (listing the
+ * chunk directories once: the cost and the memory, 24 bytes per present
+ * chunk, follow what is stored, not the grid), and mix into fp
  * everything the array's values depend on: the array's path, its metadata
  * and those stamps (which identify each chunk file by device, inode, ctime,
  * size and mtime, so a store moved within its file system keeps its
@@ -71,12 +73,20 @@ void zf_array_prefetch(zf_array *a, uint64_t index);
  * ZF_ENOMEM. */
 int zf_array_snapshot(zf_array *a, zf_fp *fp);
 
-/* Has any stored chunk changed since zf_array_snapshot?  (0 if never taken.) */
+/* Has any stored chunk changed, appeared or gone since zf_array_snapshot?
+ * One listing, as the snapshot's.  (0 if never taken.) */
 int zf_array_changed(const zf_array *a);
 
 /* Count stored chunks (shards) present in the store against those the grid
- * expects, by looking keys up (no decoding); ZF_EUNSUPPORTED (with *expected
- * set) if more than limit would have to be looked up. */
+ * expects (no decoding): those of the snapshot once it is taken, else by
+ * listing the chunk directories; ZF_EUNSUPPORTED (with *expected set) if
+ * that listing holds more than limit chunks. */
 int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected);
+
+/* How many read chunks from index on were absent at zf_array_snapshot (read
+ * as the fill value, with no store access needed): 0 if index may be stored,
+ * no snapshot was taken, or a missing chunk is an error (a CF fill value
+ * beyond int64).  With shards, at most 1. */
+uint64_t zf_array_absent_run(const zf_array *a, uint64_t index);
 
 #endif

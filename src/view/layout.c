@@ -200,6 +200,38 @@ static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t 
     }
 }
 
+/* measure every run of the box cg (a chunk, or the chunks of an absent
+ * run): its values (a chunk's, in C order), or (vals NULL) v everywhere */
+static void measure_box(zf_layout *l, const cgeom *cg, const int64_t *vals, int64_t v)
+{
+    unsigned n = l->ndim, last = n - 1;
+    uint64_t r[ZF_MAX_DIMS] = {0};
+    for (unsigned d = 0; d < n; d++)
+        if (cg->extent[d] == 0)
+            return;
+    for (;;) {
+        uint64_t g = 0, lo = 0, fixed = 0;
+        for (unsigned d = 0; d < last; d++) {
+            g += (cg->origin[d] + r[d]) * l->stride[d];
+            lo += r[d] * l->cstride[d];
+            fixed += zf_ndig64(cg->origin[d] + r[d]);
+        }
+        g += cg->origin[last];
+        if (vals)
+            measure_run(l, vals + lo, g, cg->extent[last], fixed, cg->origin[last]);
+        else
+            measure_constant(l, v, g, cg->extent[last], fixed, cg->origin[last]);
+        unsigned d = last;
+        while (d-- > 0) {
+            if (++r[d] < cg->extent[d])
+                break;
+            r[d] = 0;
+        }
+        if (d == (unsigned)-1)
+            return;
+    }
+}
+
 /* measure every run of chunk ci: its values, or (vals NULL) v everywhere */
 static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals, int64_t v)
 {
@@ -212,31 +244,50 @@ static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals,
     }
     cgeom cg;
     chunk_geom(l, ci, &cg);
-    unsigned n = l->ndim, last = n - 1;
-    uint64_t r[ZF_MAX_DIMS] = {0};
-    for (unsigned d = 0; d < n; d++)
-        if (cg.extent[d] == 0)
-            return;
-    for (;;) {
-        uint64_t g = 0, lo = 0, fixed = 0;
-        for (unsigned d = 0; d < last; d++) {
-            g += (cg.origin[d] + r[d]) * l->stride[d];
-            lo += r[d] * l->cstride[d];
-            fixed += zf_ndig64(cg.origin[d] + r[d]);
+    measure_box(l, &cg, vals, v);
+}
+
+/* the element box of the chunks lo[d] <= c[d] < hi[d] of the read grid */
+static void box_geom(const zf_layout *l, const uint64_t *lo, const uint64_t *hi, cgeom *g)
+{
+    for (unsigned d = 0; d < l->ndim; d++) {
+        uint64_t rc = l->m->read_chunks[d], end = hi[d] * rc; /* <= grid * rc: no overflow */
+        g->origin[d] = lo[d] * rc;
+        g->extent[d] = (end < l->m->shape[d] ? end : l->m->shape[d]) - g->origin[d];
+    }
+}
+
+/* measure the chunks c0 <= ci < c1 (C order) as the fill value everywhere:
+ * the range splits into at most 2 * ndim boxes, each measured by rows, so a
+ * run of absent chunks costs O(rows and blocks), not O(chunks) */
+static void measure_absent(zf_layout *l, uint64_t c0, uint64_t c1)
+{
+    int64_t fill = l->m->fill;
+    if (l->ndim == 0) {
+        measure_constant(l, fill, 0, 1, 0, 0);
+        return;
+    }
+    unsigned n = l->ndim;
+    uint64_t span[ZF_MAX_DIMS]; /* chunks in one step of dimension d */
+    for (unsigned d = n; d-- > 0;)
+        span[d] = d + 1 < n ? span[d + 1] * zf_array_grid(l->a, d + 1) : 1;
+    while (c0 < c1) {
+        uint64_t lo[ZF_MAX_DIMS], hi[ZF_MAX_DIMS], rem = c0;
+        for (unsigned d = 0; d < n; d++) {
+            lo[d] = rem / span[d];
+            rem %= span[d];
         }
-        g += cg.origin[last];
-        if (vals)
-            measure_run(l, vals + lo, g, cg.extent[last], fixed, cg.origin[last]);
-        else
-            measure_constant(l, v, g, cg.extent[last], fixed, cg.origin[last]);
-        unsigned d = last;
-        while (d-- > 0) {
-            if (++r[d] < cg.extent[d])
-                break;
-            r[d] = 0;
-        }
-        if (d == (unsigned)-1)
-            return;
+        unsigned d = 0; /* the outermost dimension whose whole steps start at c0 and fit */
+        while (d + 1 < n && (c0 % span[d] != 0 || c1 - c0 < span[d]))
+            d++;
+        uint64_t steps = (c1 - c0) / span[d], room = zf_array_grid(l->a, d) - lo[d];
+        steps = steps < room ? steps : room;
+        for (unsigned e = 0; e < n; e++)
+            hi[e] = e < d ? lo[e] + 1 : e == d ? lo[e] + steps : zf_array_grid(l->a, e);
+        cgeom cg;
+        box_geom(l, lo, hi, &cg);
+        measure_box(l, &cg, NULL, fill);
+        c0 += steps * span[d];
     }
 }
 
@@ -277,15 +328,36 @@ static int measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, pass_scrat
     return ZF_OK;
 }
 
+/* claim the next piece of work: one chunk, or a run of chunks absent at the
+ * snapshot; [*c0, *c1), *absent says which; 0 when there is none left */
+static int claim(pass *p, uint64_t *c0, uint64_t *c1, int *absent)
+{
+    uint64_t ci = __atomic_load_n(&p->next, __ATOMIC_RELAXED), end;
+    do {
+        if (ci >= p->l->nchunks || __atomic_load_n(&p->rc, __ATOMIC_RELAXED))
+            return 0;
+        uint64_t run = zf_array_absent_run(p->l->a, ci);
+        *absent = run > 0;
+        end = ci + (run ? run : 1);
+    } while (!__atomic_compare_exchange_n(&p->next, &ci, end, 0, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    *c0 = ci;
+    *c1 = end;
+    return 1;
+}
+
 static void *pass_worker(void *arg)
 {
     pass *p = arg;
     pass_scratch s = {NULL, {NULL, 0}};
-    for (;;) {
-        uint64_t ci = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
-        if (ci >= p->l->nchunks || __atomic_load_n(&p->rc, __ATOMIC_RELAXED))
-            break;
-        int rc = measure_chunk(p->l, ci, p->reserve, &s);
+    uint64_t c0, c1;
+    int absent;
+    while (claim(p, &c0, &c1, &absent)) {
+        int rc = ZF_OK;
+        if (absent)
+            measure_absent(p->l, c0, c1);
+        else
+            rc = measure_chunk(p->l, c0, p->reserve, &s);
         if (rc)
             __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
     }
