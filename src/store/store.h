@@ -156,7 +156,7 @@ int zf_store_list(const zf_store *s, const char *prefix, zf_store_list_fn fn, vo
 int zf_store_buf_reserve(zf_store_buf *b, size_t n);
 
 /* 128-bit digest of a stamp: equal digests mean equal stamps (but for a
- * 2^-128 chance).  Arrays keep digests, 16 bytes per chunk. */
+ * 2^-128 chance).  Arrays keep one digest per present chunk (chunk/array.h). */
 zf_fp zf_stamp_digest(const zf_stamp *st);
 
 #endif

@@ -621,8 +621,9 @@ int zf_tree_walk(zf_tree *t)
     if (rc == ZF_OK)
         rc = walk_later(w);
     if (rc == ZF_OK && !t->opts->generation) /* at mount; not on every re-check */
-        zf_log("%zu arrays found, %zu shown (%zu of other data types); %zu nodes left out for "
-               "their metadata", w->shown + w->other, w->shown, w->other, w->left_out);
+        zf_log_msg(w->shown == 0 || w->left_out ? ZF_LOG_WARN : ZF_LOG_INFO, /* worth a look? */
+                   "%zu arrays found, %zu shown (%zu of other data types); %zu nodes left out "
+                   "for their metadata", w->shown + w->other, w->shown, w->other, w->left_out);
     walker_free(w);
     return rc;
 }

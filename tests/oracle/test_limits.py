@@ -126,5 +126,5 @@ def test_mount_says_what_it_shows(tmp_path, zf_mount):
     write_node(store, "broken", {"zarr_format": 3, "node_type": "array", "shape": "nope"})
     m = zf_mount(store)
     assert m.listdir() == []
-    assert "zarrfs: 2 arrays found, 0 shown (2 of other data types); 1 nodes left out for their " \
+    assert "zarrfs: warning: 2 arrays found, 0 shown (2 of other data types); 1 nodes left out for their " \
         "metadata\n" in m.log(), m.log()
