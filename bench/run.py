@@ -46,6 +46,7 @@ QUIET_WAIT = float(os.environ.get("ZF_BENCH_QUIET_WAIT", "300"))
 QUIET = [None]
 
 A, B_, S = "a/lt", "b/lt2", ("s/lt_1e7" if N > SLICE else "a/lt")
+CF_I64, CF_F64 = "c/lt_i64", "f/lt_f64"  # issue 14's CF rows (bench/gen.py)
 SLICE_N = min(N, SLICE)
 
 
@@ -380,6 +381,31 @@ def main():
     detail(f"2: warm cat via zarrfs {fmt_t(wz)}, from tmpfs {fmt_t(wr)} (hyperfine medians of 5)")
     row("2", "warm re-read, same mount", fmt_rate(size, wz), f"tmpfs {fmt_rate(size, wr)}",
         f"{wr / wz:.2f} x", ">= 0.9 x", wr / wz >= 0.9)
+
+    # --- 14. CF-encoded arrays (as xarray writes them) beside the native one,
+    # interleaved in the same runs: cold stat + cat of each on a fresh mount
+    section()
+    def cf_run():
+        out = []
+        for path in (A, CF_I64, CF_F64):
+            with Mount("zarrfs", STORE) as m:
+                stat(m.path(path + ".txt"))
+                out.append(cat(m.path(path + ".txt")))
+        return tuple(out)
+    nat_c, i64_c, f64_c = (list(x) for x in zip(*[attempt(cf_run) for _ in range(RUNS)]))
+    with Mount("zarrfs", STORE) as m:
+        i64_size = os.path.getsize(m.path(CF_I64 + ".txt"))
+        f64_size = os.path.getsize(m.path(CF_F64 + ".txt"))
+    detail(f"14: cold cat (size known) native {A} {runs_str(nat_c)}; CF int64 {CF_I64} "
+           f"{runs_str(i64_c)} ({i64_size} bytes); CF float64 {CF_F64} {runs_str(f64_c)} "
+           f"({f64_size} bytes)")
+    nat_rate = size / med(nat_c)
+    for label, path, sz, runs in (("CF int64 ns (`units`, `dtype`)", CF_I64, i64_size, i64_c),
+                                  ("CF float64 seconds, NaN fill", CF_F64, f64_size, f64_c)):
+        rate = sz / med(runs)
+        row("14", f"cold `cat NAME.txt` of a {label} array, size known", fmt_rate(sz, med(runs)),
+            f"native `{A}` {fmt_rate(size, med(nat_c))}", f"{rate / nat_rate:.2f} x", ">= 0.9 x",
+            rate / nat_rate >= 0.9)
 
     # --- 3. peers on the 10^7 slice
     section()
