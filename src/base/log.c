@@ -111,8 +111,9 @@ void zf_log_vmsg(zf_log_level level, const char *fmt, va_list ap)
     size_t n = m < 0 ? 0 : (size_t)m < sizeof msg ? (size_t)m : sizeof msg - 1;
     n = escape(msg, n, text, sizeof text);
     int sink = atomic_load_explicit(&log_sink, memory_order_relaxed);
-    if (sink == SINK_STDERR || atomic_load_explicit(&log_copy_stderr, memory_order_relaxed))
-        put_stderr(level, text, n);
+    if (sink == SINK_STDERR ||
+        (level <= ZF_LOG_WARN && atomic_load_explicit(&log_copy_stderr, memory_order_relaxed)))
+        put_stderr(level, text, n); /* start-up copies: the problems, not the news */
     if (sink == SINK_FD)
         put_file(atomic_load_explicit(&log_fd, memory_order_relaxed), level, text, n);
     else if (sink == SINK_SYSLOG)

@@ -7,7 +7,7 @@
  * unless the front end picks another sink: a file descriptor (each line then
  * starts with a local timestamp and the process id) or syslog (facility
  * LOG_DAEMON, ident "zarrfs", the level as priority).  While zf_log_copy_stderr
- * is on, lines also go to standard error.  Configure the log before starting
+ * is on, error and warning lines also go to standard error.  Configure the log before starting
  * threads; logging itself is safe from any thread. */
 #ifndef ZF_LOG_H
 #define ZF_LOG_H
@@ -54,8 +54,8 @@ void zf_log_to_stderr(void);
 /* Write lines to syslog from now on (opens the connection now). */
 void zf_log_to_syslog(void);
 
-/* Copy every line to standard error too (on) or not (off, the default);
- * for start-up, while someone may be reading standard error. */
+/* Copy error and warning lines to standard error too (on) or not (off, the
+ * default); for start-up, while someone may be reading standard error. */
 void zf_log_copy_stderr(int on);
 
 #endif

@@ -498,7 +498,7 @@ static int dir_entry(void *arg, const zf_store_entry *e)
 
 /* list the directory holding the chunk at coords, calling fn for the chunks in it */
 static void list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coords,
-                           stamp_fn fn, void *ctx)
+                           unsigned flags, stamp_fn fn, void *ctx)
 {
     char rel[ZF_KEY_MAX], key[ZF_KEY_MAX];
     if (zf_meta_chunk_key(&a->meta, coords, rel, sizeof rel) != ZF_OK)
@@ -512,7 +512,7 @@ static void list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *co
     if (n < 0 || (size_t)n >= sizeof key)
         return;
     dir_ctx c = {a, grid, rel, fn, ctx};
-    zf_store_list(a->store, key, dir_entry, &c); /* a missing directory holds no chunk */
+    zf_store_list(a->store, key, flags, dir_entry, &c); /* a missing directory holds no chunk */
 }
 
 /* stamp every stored chunk key one by one */
@@ -546,6 +546,7 @@ typedef struct walk_ctx {
     int fail;               /* the listing was cut short (a key too long) */
     stamp_fn fn;
     void *ctx;
+    unsigned flags;         /* zf_store_list's flags */
 } walk_ctx;
 
 /* is name a canonical decimal below bound?  (the names of chunk directories) */
@@ -596,13 +597,14 @@ static int walk_entry(void *arg, const zf_store_entry *e)
 /* list w->key, descending into the directories of the grid it holds */
 static void walk_dir(walk_ctx *w)
 {
-    zf_store_list(w->a->store, w->key, walk_entry, w); /* a missing directory holds no chunk */
+    zf_store_list(w->a->store, w->key, w->flags, walk_entry, w); /* a missing directory holds no chunk */
 }
 
 /* fn for every chunk of a nested key layout (one directory level per
  * dimension): only directories that exist are listed, so a sparse grid
  * costs what it stores */
-static void walk_nested(const zf_array *a, const uint64_t *grid, stamp_fn fn, void *ctx)
+static void walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, stamp_fn fn,
+                        void *ctx)
 {
     uint64_t zero[ZF_MAX_DIMS] = {0};
     char rel[ZF_KEY_MAX];
@@ -620,7 +622,7 @@ static void walk_nested(const zf_array *a, const uint64_t *grid, stamp_fn fn, vo
     walk_ctx *w = malloc(sizeof *w);
     if (!w)
         return;
-    *w = (walk_ctx){.a = a, .grid = grid, .fn = fn, .ctx = ctx};
+    *w = (walk_ctx){.a = a, .grid = grid, .fn = fn, .ctx = ctx, .flags = flags};
     int len = snprintf(w->key, sizeof w->key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
     w->base = *a->path ? strlen(a->path) : 0;
     if (len >= 0 && (size_t)len < sizeof w->key)
@@ -630,8 +632,9 @@ static void walk_nested(const zf_array *a, const uint64_t *grid, stamp_fn fn, vo
 
 /* fn for every stored chunk present, asking the store in bulk: the chunk
  * directory (or, for nested keys, each chunk directory that exists) is
- * listed once, with the stamps of what it holds */
-static void stamp_stored(const zf_array *a, stamp_fn fn, void *ctx)
+ * listed once, with the stamps of what it holds (or only their kinds, with
+ * flags ZF_LIST_KINDS) */
+static void stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx)
 {
     uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid), coords[ZF_MAX_DIMS] = {0};
     unsigned n = a->meta.ndim;
@@ -640,9 +643,9 @@ static void stamp_stored(const zf_array *a, stamp_fn fn, void *ctx)
     if (total < 2)
         stamp_each(a, grid, total, fn, ctx);
     else if (a->meta.separator == '/' && n > 1)
-        walk_nested(a, grid, fn, ctx);
+        walk_nested(a, grid, flags, fn, ctx);
     else
-        list_chunk_dir(a, grid, coords, fn, ctx);
+        list_chunk_dir(a, grid, coords, flags, fn, ctx);
 }
 
 /* add stored chunk k with stamp st to the snapshot being built */
@@ -689,7 +692,7 @@ static zf_snap *snap_take(const zf_array *a)
     zf_snap *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    stamp_stored(a, take_stamp, s);
+    stamp_stored(a, 0, take_stamp, s);
     if (s->failed) {
         free(s->v);
         free(s);
@@ -756,7 +759,7 @@ int zf_array_changed(const zf_array *a)
     changed_ctx c = {__atomic_load_n(&a->snap, __ATOMIC_ACQUIRE), 0, 0};
     if (!c.snap)
         return 0;
-    stamp_stored(a, compare_stamp, &c);
+    stamp_stored(a, 0, compare_stamp, &c);
     return c.changed || c.seen != c.snap->n; /* present then, gone now */
 }
 
@@ -783,7 +786,7 @@ int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, 
         return ZF_OK;
     }
     count_ctx c = {0, 0, limit};
-    stamp_stored(a, count_present, &c);
+    stamp_stored(a, ZF_LIST_KINDS, count_present, &c); /* kinds are all a count needs */
     if (c.listed > limit)
         return ZF_EUNSUPPORTED;
     *present = c.files;

@@ -269,7 +269,20 @@ static int entry_stamp(const zf_store *s, int fd, const char *prefix, const char
     return local_stamp(s, key, &e->stamp) == ZF_OK ? 0 : -1;
 }
 
-static int local_list(const zf_store *s, const char *prefix, zf_store_list_fn fn, void *ctx)
+/* the kind of a directory entry from its type alone, or -1 when only a stat
+ * can tell (a symlink, or a file system that gives no type) */
+static int kind_of_dtype(unsigned char type)
+{
+    switch (type) {
+    case DT_REG: return ZF_STORE_FILE;
+    case DT_DIR: return ZF_STORE_DIR;
+    case DT_FIFO: case DT_SOCK: case DT_CHR: case DT_BLK: return ZF_STORE_OTHER;
+    default: return -1;
+    }
+}
+
+static int local_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
+                      void *ctx)
 {
     int fd = open_key(impl(s), prefix, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
@@ -291,7 +304,12 @@ static int local_list(const zf_store *s, const char *prefix, zf_store_list_fn fn
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
         zf_store_entry e = {.name = de->d_name};
-        if (entry_stamp(s, fd, prefix, de->d_name, &e) == 0 && (rc = fn(ctx, &e)) != 0)
+        int kind = flags & ZF_LIST_KINDS ? kind_of_dtype(de->d_type) : -1;
+        if (kind >= 0)
+            e.stamp.kind = (uint32_t)kind; /* no stat: only the kind was asked for */
+        else if (entry_stamp(s, fd, prefix, de->d_name, &e) != 0)
+            continue;
+        if ((rc = fn(ctx, &e)) != 0)
             break;
     }
     closedir(d);

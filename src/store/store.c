@@ -61,9 +61,10 @@ int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st)
     return s->ops->stamp(s, key, st);
 }
 
-int zf_store_list(const zf_store *s, const char *prefix, zf_store_list_fn fn, void *ctx)
+int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
+                  void *ctx)
 {
-    return s->ops->list(s, prefix, fn, ctx);
+    return s->ops->list(s, prefix, flags, fn, ctx);
 }
 
 int zf_store_buf_reserve(zf_store_buf *b, size_t n)

@@ -85,6 +85,11 @@ typedef struct zf_store_entry {
     int alias;          /* reached through a symlink (another path may lead there too) */
 } zf_store_entry;
 
+/* Flags of zf_store_list: ZF_LIST_KINDS asks only for each entry's kind (the
+ * backend may then leave the stamp's other fields 0 and answer faster, e.g.
+ * from the directory entry alone); 0 asks for whole stamps. */
+#define ZF_LIST_KINDS 1u
+
 /* Called once per entry of a listed prefix; nonzero stops the listing. */
 typedef int (*zf_store_list_fn)(void *ctx, const zf_store_entry *e);
 
@@ -102,8 +107,9 @@ typedef struct zf_store_ops {
     int (*read_many)(const zf_store *s, zf_store_req *reqs, size_t n);
     /* stamp of key now */
     int (*stamp)(const zf_store *s, const char *key, zf_stamp *st);
-    /* entries directly under prefix, with their stamps */
-    int (*list)(const zf_store *s, const char *prefix, zf_store_list_fn fn, void *ctx);
+    /* entries directly under prefix, with their stamps (or kinds: flags) */
+    int (*list)(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
+                void *ctx);
 } zf_store_ops;
 
 /* The common part of every store; a backend's constructor fills it. */
@@ -149,8 +155,9 @@ int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st);
 /* Call fn for each entry directly under prefix ("" for the root; "." and
  * ".." are never listed), in no particular order; returns fn's value if it
  * stops the listing, ZF_ENOTFOUND / ZF_ECORRUPT if prefix is absent or not a
- * directory. */
-int zf_store_list(const zf_store *s, const char *prefix, zf_store_list_fn fn, void *ctx);
+ * directory.  flags: 0 or ZF_LIST_KINDS (above). */
+int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
+                  void *ctx);
 
 /* Make b hold at least n bytes (ZF_ENOMEM leaves it as it was). */
 int zf_store_buf_reserve(zf_store_buf *b, size_t n);

@@ -484,7 +484,7 @@ static int walk_group(walker *w, size_t dir, int depth)
         return ZF_OK;
     }
     children c = {NULL, 0, 0};
-    int rc = zf_store_list(w->store, w->path, collect_dir, &c);
+    int rc = zf_store_list(w->store, w->path, 0, collect_dir, &c);
     if (rc != ZF_ENOMEM) /* a directory that cannot be listed holds nothing */
         rc = ZF_OK;
     if (c.n > 1)

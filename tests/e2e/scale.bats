@@ -144,3 +144,20 @@ setup() {
     run zf_t stat -c %s "$ZF_MNT/a.txt"
     assert_output "$want" # "1 days 00:00:00" is as long as "0 days 00:00:00"
 }
+
+@test ".info before any stat counts 10^5 chunks from directory entries, not a stat each" {
+    if ldd "$ZF_BIN" 2>/dev/null | grep -qE 'lib(a|t)san'; then
+        skip "timing bounds mean nothing under a sanitizer"
+    fi
+    local w
+    zf_mktemp w
+    mk_sparse "$w/s.zarr" 100000 100000 >/dev/null
+    zf_mount "$w/s.zarr" -o no_index_cache,timeout=1000
+    local t0 t1
+    t0=$(cpu_ticks "$ZF_PID")
+    run zf_t grep chunks_present "$ZF_MNT/a.info"
+    assert_output "chunks_present: 100000 of 100000"
+    t1=$(cpu_ticks "$ZF_PID")
+    # a stat per chunk took ~0.25 s of CPU for 10^5 chunks; the entries' types ~0.02 s
+    (( (t1 - t0) * 1000 / TICK < 100 )) || fail ".info took $(( (t1 - t0) * 1000 / TICK )) ms of CPU"
+}

@@ -165,6 +165,21 @@ static int count_entry(void *ctx, const zf_store_entry *e)
     return 0;
 }
 
+/* as count_entry, for a kinds-only listing: a plain file or directory
+ * entry carries its kind and nothing else (no stat was made for it) */
+static int count_kind(void *ctx, const zf_store_entry *e)
+{
+    seen *c = ctx;
+    c->files += e->stamp.kind == ZF_STORE_FILE;
+    c->dirs += e->stamp.kind == ZF_STORE_DIR;
+    c->others += e->stamp.kind == ZF_STORE_OTHER;
+    c->links += e->stamp.kind == ZF_STORE_LINK;
+    c->aliases += e->alias;
+    if (!strcmp(e->name, "a") || !strcmp(e->name, "d"))
+        CHECK(e->stamp.size == 0 && e->stamp.ino == 0 && !e->alias, "%s: kind only", e->name);
+    return 0;
+}
+
 static int stop_at_first(void *ctx, const zf_store_entry *e)
 {
     (*(int *)ctx)++;
@@ -174,15 +189,22 @@ static int stop_at_first(void *ctx, const zf_store_entry *e)
 static void test_list(zf_store *s)
 {
     seen c = {0};
-    CHECK(zf_store_list(s, "", count_entry, &c) == ZF_OK, "list root");
+    CHECK(zf_store_list(s, "", 0, count_entry, &c) == ZF_OK, "list root");
     /* a, in (-> a); d; fifo, sock; out, dangling, null (-> /dev/null), up (-> /) */
     CHECK(c.files == 2 && c.dirs == 1 && c.others == 2 && c.links == 4 && c.aliases == 5,
           "kinds: %d files, %d dirs, %d others, %d links, %d aliases", c.files, c.dirs, c.others,
           c.links, c.aliases);
+    /* kinds only: the same kinds (symlinks still resolved), no other stamp fields */
+    seen k = {0};
+    CHECK(zf_store_list(s, "", ZF_LIST_KINDS, count_kind, &k) == ZF_OK, "list root, kinds only");
+    CHECK(k.files == c.files && k.dirs == c.dirs && k.others == c.others && k.links == c.links &&
+              k.aliases == c.aliases,
+          "kinds only: %d files, %d dirs, %d others, %d links, %d aliases", k.files, k.dirs,
+          k.others, k.links, k.aliases);
     int calls = 0;
-    CHECK(zf_store_list(s, "d", stop_at_first, &calls) == 42 && calls == 1, "fn stops the listing");
-    CHECK(zf_store_list(s, "nope", stop_at_first, &calls) == ZF_ENOTFOUND, "absent prefix");
-    CHECK(zf_store_list(s, "fifo", stop_at_first, &calls) < 0, "a FIFO is not listed as a directory");
+    CHECK(zf_store_list(s, "d", 0, stop_at_first, &calls) == 42 && calls == 1, "fn stops the listing");
+    CHECK(zf_store_list(s, "nope", 0, stop_at_first, &calls) == ZF_ENOTFOUND, "absent prefix");
+    CHECK(zf_store_list(s, "fifo", 0, stop_at_first, &calls) < 0, "a FIFO is not listed as a directory");
 }
 
 /* rewriting a file with the same size and restoring its mtime changes its stamp */
