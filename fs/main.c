@@ -398,6 +398,7 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         rc = fail("out of memory", NULL);
     } else {
         rc = serve(args, o, &fs);
+        zf_fs_close_files(&fs);
         zf_gen_stop(&fs);
     }
     zf_cache_free(cache);

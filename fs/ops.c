@@ -110,6 +110,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 /* an open file or directory: its generation, and where its last read ended */
 typedef struct handle {
+    zf_open_link link; /* first: fs->open lists every handle */
     zf_gen *gen;
     pthread_mutex_t mu;
     zf_cursor cursor;
@@ -136,6 +137,43 @@ static void apply_read_ahead(zf_fs *fs)
         zf_log_debug("read-ahead window of %s set to %u KiB", fs->mountpoint, fs->read_ahead_kb);
 }
 
+/* link h into fs->open */
+static void track(zf_fs *fs, handle *h)
+{
+    pthread_mutex_lock(&fs->mu);
+    h->link.prev = NULL;
+    h->link.next = fs->open;
+    if (fs->open)
+        fs->open->prev = &h->link;
+    fs->open = &h->link;
+    pthread_mutex_unlock(&fs->mu);
+}
+
+/* take h out of fs->open */
+static void untrack(zf_fs *fs, handle *h)
+{
+    pthread_mutex_lock(&fs->mu);
+    if (h->link.prev)
+        h->link.prev->next = h->link.next;
+    else
+        fs->open = h->link.next;
+    if (h->link.next)
+        h->link.next->prev = h->link.prev;
+    pthread_mutex_unlock(&fs->mu);
+}
+
+void zf_fs_close_files(zf_fs *fs)
+{
+    zf_open_link *l = fs->open; /* no request runs any more: no lock needed */
+    fs->open = NULL;
+    while (l) {
+        handle *h = (handle *)l; /* the link is the handle's first member */
+        l = l->next;
+        pthread_mutex_destroy(&h->mu);
+        free(h); /* its generation goes with zf_gen_stop */
+    }
+}
+
 /* open a node (of the generation ino resolves to); the handle keeps it alive */
 static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, int dir)
 {
@@ -157,12 +195,14 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     h->gen = g;
     h->cursor.elem = UINT64_MAX;
     pthread_mutex_init(&h->mu, NULL);
+    track(fs, h);
     fi->fh = (uint64_t)(uintptr_t)h;
     fi->keep_cache = 1; /* unchanged while this generation lives */
     if (!dir && zf_layout_damaged(n->layout))
         fi->direct_io = 1; /* only reads that ask for a bad chunk's bytes fail */
     fi->cache_readdir = dir;
     if (fuse_reply_open(req, fi) != 0) {
+        untrack(fs, h);
         pthread_mutex_destroy(&h->mu);
         free(h);
         zf_gen_put(fs, g);
@@ -172,6 +212,7 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     handle *h = handle_of(fi);
+    untrack(fs_of(req), h);
     zf_gen_put(fs_of(req), h->gen);
     pthread_mutex_destroy(&h->mu);
     free(h);

@@ -33,6 +33,11 @@ typedef struct zf_inodes {
     size_t count;
 } zf_inodes;
 
+/* The part of every open file's handle that links it into zf_fs.open (ops.c). */
+typedef struct zf_open_link {
+    struct zf_open_link *prev, *next;
+} zf_open_link;
+
 typedef struct zf_fs {
     const zf_store *store;
     zf_cache *cache;
@@ -49,6 +54,7 @@ typedef struct zf_fs {
     zf_gen *cur;             /* the current tree */
     zf_gen *live;            /* list of all generations not yet freed */
     zf_inodes inodes;        /* node numbers the kernel holds, and their generations */
+    zf_open_link *open;      /* handles of open files and directories (under mu) */
     int stopping;
     uint64_t generation;     /* versions of the store seen so far, minus one (notifier only) */
     const char *mountpoint;  /* where we are mounted (absolute) */
@@ -114,6 +120,10 @@ int zf_readahead_set(const char *mountpoint, unsigned kb);
 void zf_help_print(const char *prog);
 /* zarrfs --version: ours first, then libfuse's. */
 void zf_version_print(void);
+
+/* Free the handles of files the kernel never released (the session has
+ * ended: SIGTERM with files open); before zf_gen_stop. */
+void zf_fs_close_files(zf_fs *fs);
 
 /* The low-level operation table; userdata is a zf_fs. */
 extern const struct fuse_lowlevel_ops zf_fs_ops;
