@@ -99,6 +99,9 @@ def matrix_dataset(rng):
     enc["lazy_f_s"] = {"units": "seconds", "dtype": "float64"}
     data["lazy_ms"] = ("t", da.from_array(lz.copy(), chunks=6))
     enc["lazy_ms"] = {"units": "milliseconds", "dtype": "int64"}
+    big = rng.integers(-10**15, 10**15, 20_000).view("m8[ns]")  # ~0.5 MiB of text
+    big[rng.integers(0, big.size, 50)] = np.timedelta64("NaT")
+    data["lazy_big"] = ("big", da.from_array(big, chunks=2048))
     # compressors and filters zarr 2.18 writes
     cz = (rng.integers(0, 10**4, n).cumsum() * NS["ms"]).view("m8[ns]")
     cz[9] = np.timedelta64("NaT")
