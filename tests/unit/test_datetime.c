@@ -120,7 +120,7 @@ static void test_calendar(void)
         int shift = (int)(rng() % 100);
         zf_i128 days = (zf_i128)(int64_t)rng() >> (shift < 64 ? shift % 64 : 0);
         if (i % 3 == 0)
-            days <<= 40; /* up to 2^103 days */
+            days *= (zf_i128)1 << 40; /* up to 2^103 days */
         zf_i128 y, y2;
         unsigned m, d, m2, d2;
         zf_civil_from_days(days, &y, &m, &d);
