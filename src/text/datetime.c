@@ -1,6 +1,8 @@
 /* datetime.c - datetime64 text: the proleptic Gregorian calendar in exact
  * integers (Howard Hinnant's days-from-civil algorithms, 64-bit when the
- * values allow, else 128-bit) and the five formats of datetime.h. */
+ * values allow, else 128-bit) and the five formats of datetime.h.  The
+ * common case (units W..ns, v * scale within int64, years 0..9999) takes
+ * 64-bit arithmetic with constant divisors and lengths without formatting. */
 #include "text/datetime.h"
 
 #include <string.h>
@@ -263,8 +265,128 @@ static size_t seconds_text(const instant *t, char *out)
     return (size_t)(p - out);
 }
 
-/* Write the text of v into out; returns its length. */
-size_t zf_dtfmt_value(const zf_dtfmt *f, int64_t v, char *out)
+/* ---- the fast case: 64-bit instants of units W..ns in years 0..9999 ---- */
+
+#define DAYS_Y0 (-719528)   /* 0000-01-01 */
+#define DAYS_Y10000 2932897 /* 10000-01-01 */
+
+typedef struct fast {
+    int64_t days; /* floor days since 1970-01-01, in years 0..9999 */
+    uint32_t sod; /* seconds of that day */
+    uint32_t ns;  /* nanoseconds of that second */
+} fast;
+
+/* floor split of n units of 1/p s (p and to_ns = 10^9 / p constants) */
+static inline __attribute__((always_inline)) void split_p(int64_t n, int64_t p, uint32_t to_ns,
+                                                          fast *q)
+{
+    int64_t s = n / p, r = n - s * p;
+    if (r < 0) {
+        s--;
+        r += p;
+    }
+    int64_t d = s / S_PER_DAY, sr = s - d * S_PER_DAY;
+    if (sr < 0) {
+        d--;
+        sr += S_PER_DAY;
+    }
+    q->days = d;
+    q->sod = (uint32_t)sr;
+    q->ns = (uint32_t)r * to_ns;
+}
+
+/* Split v when it is a fast case (1), else 0. */
+static inline int fast_split(const zf_dtfmt *f, int64_t v, fast *q)
+{
+    int64_t n;
+    if (v == ZF_NAT || __builtin_mul_overflow(v, (int64_t)f->scale, &n))
+        return 0;
+    switch (f->unit) {
+    case ZF_UNIT_ns: split_p(n, 1000000000, 1, q); break;
+    case ZF_UNIT_us: split_p(n, 1000000, 1000, q); break;
+    case ZF_UNIT_ms: split_p(n, 1000, 1000000, q); break;
+    case ZF_UNIT_s: split_p(n, 1, 0, q); break;
+    case ZF_UNIT_W: case ZF_UNIT_D: case ZF_UNIT_h: case ZF_UNIT_m:
+        if (__builtin_mul_overflow(n, (int64_t)zf_units[f->unit].secs, &n))
+            return 0;
+        split_p(n, 1, 0, q);
+        break;
+    default: return 0;
+    }
+    return q->days >= DAYS_Y0 && q->days < DAYS_Y10000;
+}
+
+/* "YYYY-MM-DD" of a fast day (the algorithm of zf_civil_from_days, shifted
+ * one era so that every quotient is of non-negative numbers) */
+static inline char *put_date64(char *p, int64_t days)
+{
+    uint64_t z = (uint64_t)(days + DAYS_0000_TO_1970 + DAYS_PER_ERA);
+    uint64_t era = z / DAYS_PER_ERA, doe = z - era * DAYS_PER_ERA;
+    uint64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    uint64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    uint32_t d = (uint32_t)(doy - (153 * mp + 2) / 5 + 1), m = (uint32_t)(mp < 10 ? mp + 3 : mp - 9);
+    uint32_t y = (uint32_t)((era - 1) * 400 + yoe + (m <= 2));
+    zf_put4(p, y);
+    p[4] = '-';
+    zf_put2(p + 5, m);
+    p[7] = '-';
+    zf_put2(p + 8, d);
+    return p + 10;
+}
+
+/* pandas' fraction of ns nanoseconds: none, 6 or 9 digits (with the dot) */
+static inline unsigned fast_frac_len(uint32_t ns)
+{
+    return ns == 0 ? 0u : ns % 1000 ? 10u : 7u;
+}
+
+/* pandas / iso text of a fast instant */
+static inline size_t fast_pandas(const fast *q, char sep, char *out)
+{
+    char *p = put_date64(out, q->days);
+    *p++ = sep;
+    p = put_time(p, q->sod, 3);
+    unsigned fl = fast_frac_len(q->ns);
+    if (fl) {
+        *p = '.';
+        if (fl == 7)
+            zf_put_fixed(p + 1, q->ns / 1000, 6);
+        else
+            zf_put9(p + 1, q->ns);
+    }
+    return (size_t)(p - out) + fl;
+}
+
+/* numpy text of a fast instant: down to the unit (W..ns) */
+static inline size_t fast_numpy(const fast *q, zf_unit u, char *out)
+{
+    char *p = put_date64(out, q->days);
+    if (u >= ZF_UNIT_h) {
+        *p++ = 'T';
+        p = put_time(p, q->sod, u == ZF_UNIT_h ? 1 : u == ZF_UNIT_m ? 2 : 3);
+    }
+    unsigned e = zf_units[u].exp;
+    if (e) {
+        *p = '.';
+        zf_put_fixed(p + 1, q->ns / zf_p10[9 - e], e);
+        p += 1 + e;
+    }
+    return (size_t)(p - out);
+}
+
+/* length of fast_numpy's text */
+static inline size_t fast_numpy_len(zf_unit u)
+{
+    static const uint8_t len[] = {[ZF_UNIT_W] = 10, [ZF_UNIT_D] = 10, [ZF_UNIT_h] = 13,
+                                  [ZF_UNIT_m] = 16, [ZF_UNIT_s] = 19, [ZF_UNIT_ms] = 23,
+                                  [ZF_UNIT_us] = 26, [ZF_UNIT_ns] = 29};
+    return len[u];
+}
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+/* Everything but the fast case. */
+static size_t general_value(const zf_dtfmt *f, int64_t v, char *out)
 {
     if (v == ZF_NAT) {
         memcpy(out, f->text.nat, f->text.nat_len);
@@ -284,13 +406,28 @@ size_t zf_dtfmt_value(const zf_dtfmt *f, int64_t v, char *out)
     }
 }
 
-/* Length of v's text (formatted into a scratch buffer: exact by construction). */
+/* Write the text of v into out; returns its length. */
+size_t zf_dtfmt_value(const zf_dtfmt *f, int64_t v, char *out)
+{
+    fast q;
+    if (f->text.format <= ZF_FORMAT_NUMPY && fast_split(f, v, &q))
+        return f->text.format == ZF_FORMAT_NUMPY ? fast_numpy(&q, f->unit, out)
+               : fast_pandas(&q, f->text.format == ZF_FORMAT_PANDAS ? ' ' : 'T', out);
+    return general_value(f, v, out);
+}
+
+/* Length of v's text: arithmetic in the fast case, else the text made in a
+ * scratch buffer (exact by construction). */
 size_t zf_dtfmt_len(const zf_dtfmt *f, int64_t v)
 {
+    fast q;
     char buf[ZF_VALUE_MAX];
     if (v == ZF_NAT)
         return f->text.nat_len;
-    return zf_dtfmt_value(f, v, buf);
+    if (f->text.format <= ZF_FORMAT_NUMPY && fast_split(f, v, &q))
+        return f->text.format == ZF_FORMAT_NUMPY ? fast_numpy_len(f->unit)
+                                                 : 19u + fast_frac_len(q.ns);
+    return general_value(f, v, buf);
 }
 
 /* ---- the text interface (text.h) -------------------------------------- */
