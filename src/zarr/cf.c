@@ -722,9 +722,12 @@ static void describe_epoch(const zf_cf *cf, zf_sbuf *out)
     if (cf->how != ZF_CF_SINCE)
         zf_sbuf_printf(out, "calendar: proleptic_gregorian (numpy)\n");
     else if (cf->calendar[0])
-        zf_sbuf_printf(out, "calendar: %s (decoded as proleptic_gregorian)\n", cf->calendar);
+        zf_sbuf_printf(out, "calendar: %s%s\n", cf->calendar,
+                       strcmp(cf->calendar, "proleptic_gregorian")
+                       ? " (the proleptic Gregorian calendar from 1677 on)" : "");
     else
-        zf_sbuf_printf(out, "calendar: none (standard; decoded as proleptic_gregorian)\n");
+        zf_sbuf_printf(out, "calendar: none (standard: the proleptic Gregorian calendar from "
+                       "1677 on)\n");
 }
 
 void zf_cf_describe(const zf_cf *cf, int datetime, zf_sbuf *out)
