@@ -290,7 +290,7 @@ static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap
         snprintf(m->dtype_text, sizeof m->dtype_text, "%s", name);
         return 2;
     }
-    m->values = name[6] == 'd' ? ZF_VALUES_DATETIME : ZF_VALUES_DURATION;
+    m->values = strcmp(name, "numpy.datetime64") ? ZF_VALUES_DURATION : ZF_VALUES_DATETIME;
     rc = parse_td_config(config, name, m, err, errcap);
     return rc ? rc : 1;
 }
