@@ -307,8 +307,12 @@ def expected_cf(store, name, fmt="pandas"):
             lines.append(str(pd.Timestamp(v)))
         elif fmt == "iso":
             lines.append(pd.Timestamp(v).isoformat())
-        else:
+        elif fmt == "numpy":
             lines.append(str(v))
+        elif fmt == "seconds":
+            lines.append(seconds_text(fractions.Fraction(int(v.astype("i8")), 10**9)))
+        else:  # raw: the decoded int64 ns
+            lines.append(str(int(v.astype("i8"))))
     return files_of(lines, dims, name, values.shape)
 
 
@@ -347,7 +351,7 @@ def test_cf_xarray(cf, fmt):
             check_bytes(m, name + ".csv", csv, 2)
 
 
-@pytest.mark.parametrize("fmt", ["iso", "numpy"])
+@pytest.mark.parametrize("fmt", ["iso", "numpy", "seconds", "raw"])
 def test_cf_formats(tmp_path, zf_mount, fmt):
     store, names = write_xarray(tmp_path, 3)
     m = zf_mount(store, "-o", f"format={fmt}")
