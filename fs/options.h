@@ -9,11 +9,11 @@
 #ifndef ZARRFS_OPTIONS_H
 #define ZARRFS_OPTIONS_H
 
-/* X(EXTENSION, DESCRIPTION): the files shown for every timedelta64 array NAME */
+/* X(EXTENSION, DESCRIPTION): the files shown for every timedelta64 or datetime64 array NAME */
 #define ZF_VIEWS(X)                                                                              \
-    X(".txt", "one duration per line, in the row-major (C) order of the array")                  \
+    X(".txt", "one duration or time stamp per line, in the row-major (C) order of the array")    \
     X(".csv", "a header line D0,D1,...,NAME, then one line per element: its indices, then its "   \
-              "duration")                                                                        \
+              "value")                                                                           \
     X(".info", "a description of the array in key: value lines: shape, chunks, data type, "     \
                "unit, fill value, dimension names, codecs, path and how many chunks are stored")
 
@@ -23,12 +23,12 @@
  * used when the option is absent. */
 #define ZF_OPTIONS(X)                                                                            \
     X(format, VAL, "FORMAT", "pandas",                                                           \
-      "text of each duration: pandas, iso, numpy, seconds or raw")                               \
+      "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
     X(nat, VAL, "TEXT", "NaT", "text shown for NaT, CSV-quoted in .csv when needed")            \
     X(cf, VAL, "WHICH", "all",                                                                   \
       "CF-encoded durations shown: all (integer and float arrays with a duration units "         \
       "attribute), dtype (only those with xarray's dtype attribute too) or off (native "        \
-      "timedelta64 arrays only)")                                                                \
+      "timedelta64 and datetime64 arrays only); CF time stamps are shown unless off")           \
     X(cache_size, VAL, "BYTES", "256M",                                                          \
       "bound on the memory of decoded chunks; K, M and G suffixes")                              \
     X(read_ahead, VAL, "BYTES", "4M",                                                            \

@@ -9,9 +9,10 @@
 
 /* X(SPELLING, DEFAULT, DESCRIPTION) */
 #define ZF_CAT_OPTIONS(X)                                                                        \
-    X("--csv", "", "write the array's .csv file (indices and duration) instead of its .txt")     \
+    X("--csv", "", "write the array's .csv file (indices and value) instead of its .txt")        \
     X("--info", "", "write the array's .info file (a description) instead of its .txt")          \
-    X("-o format=FORMAT", "pandas", "text of each duration: pandas, iso, numpy, seconds or raw")  \
+    X("-o format=FORMAT", "pandas",                                                              \
+      "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
     X("-o nat=TEXT", "NaT", "text shown for NaT, CSV-quoted in .csv when needed")                \
     X("--no-progress", "", "never show the progress line")                                       \
     X("-h, --help", "", "print this help and exit")                                              \

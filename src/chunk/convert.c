@@ -1,4 +1,5 @@
-/* convert.c - CF-encoded durations to int64 ticks, element by element.
+/* convert.c - CF-encoded durations (and time stamps: epoch.h) to int64 ticks,
+ * element by element.
  *
  * Each step copies what numpy does inside xarray, in the same types:
  *   mask    CFMaskCoder._apply_mask: integers compared as int64 (uint64 wraps),
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "chunk/epoch.h"
 
 /* what one element's decoding needs, worked out once per chunk */
 typedef struct rule {
@@ -99,13 +101,9 @@ typedef struct fnum {
     float f;
 } fnum;
 
-/* the float count of a float-path element, after D/h/m are made seconds
- * (float32 * np.int64 is float64) */
-static inline fnum float_count(const rule *r, const ev *e)
+/* a float-path element as float64 after unpacking */
+static inline double unpacked(const zf_cf *cf, const ev *e)
 {
-    const zf_cf *cf = r->cf;
-    if (cf->pack == ZF_CF_PACK_NONE && cf->path == ZF_CF_PATH_F32 && !r->coarse)
-        return (fnum){isnan(e->f) ? 0 : isinf(e->f) ? -1 : 2, 0.0, e->f};
     double d = e->d;
     if (cf->pack == ZF_CF_PACK_F64) { /* astype(float64); *= scale; += offset */
         if (cf->has_scale)
@@ -113,6 +111,17 @@ static inline fnum float_count(const rule *r, const ev *e)
         if (cf->has_offset)
             d += cf->offset;
     }
+    return d;
+}
+
+/* the float count of a float-path element, after D/h/m are made seconds
+ * (float32 * np.int64 is float64) */
+static inline fnum float_count(const rule *r, const ev *e)
+{
+    const zf_cf *cf = r->cf;
+    if (cf->pack == ZF_CF_PACK_NONE && cf->path == ZF_CF_PATH_F32 && !r->coarse)
+        return (fnum){isnan(e->f) ? 0 : isinf(e->f) ? -1 : 2, 0.0, e->f};
+    double d = unpacked(cf, e);
     if (isnan(d) || isinf(d))
         return (fnum){isnan(d) ? 0 : -1, 0.0, 0.0f};
     if (r->coarse)
@@ -213,8 +222,9 @@ static inline int convert(const rule *r, ev e, int64_t *t)
     }
     if (cf->pack == ZF_CF_PACK_I64)
         return from_i64_pack(r, &e, t);
-    if (float_path(cf))
-        return from_float(r, float_count(r, &e), t);
+    if (float_path(cf)) /* time stamps: in one multiplication (epoch.h) */
+        return cf->how == ZF_CF_SINCE ? zf_epoch_count(cf, unpacked(cf, &e), t)
+                                      : from_float(r, float_count(r, &e), t);
     return cf->path == ZF_CF_PATH_U64 ? from_u64(r, e.u, t) : from_int(r, e.i, t);
 }
 
@@ -347,10 +357,12 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
     loop_fn loop;
     steps_fn steps;
     pick_loops(cf->elem, &loop, &steps);
-    if (float_path(cf))
+    if (float_path(cf) && cf->how != ZF_CF_SINCE)
         r.steps = steps(&r, buf, n);
     uint64_t bad = 0;
     int rc = loop(&r, buf, n, &bad);
+    if (rc == ZF_OK && cf->how == ZF_CF_SINCE) /* counts since DATE -> time stamps */
+        return zf_epoch_add(cf, buf, n, many, err, errcap);
     if (rc) {
         char v[32], at[40] = "";
         elem_text(cf->elem, (const uint8_t *)buf + bad * cf->elem.size, v, sizeof v);

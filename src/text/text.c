@@ -1,9 +1,14 @@
-/* text.c - format names, shared by every element type's formatter. */
+/* text.c - format names, and setting up the formatter an array's values need. */
 #include "text/text.h"
 
 #include <string.h>
 
 #include "base/err.h"
+#include "text/datetime.h"
+#include "text/duration.h"
+
+_Static_assert(sizeof(zf_fmt) <= sizeof(zf_text_room) && sizeof(zf_dtfmt) <= sizeof(zf_text_room),
+               "zf_text_room holds every formatter");
 
 static const char *const FORMATS[] = {
     [ZF_FORMAT_PANDAS] = "pandas", [ZF_FORMAT_ISO] = "iso", [ZF_FORMAT_NUMPY] = "numpy",
@@ -26,4 +31,15 @@ int zf_format_parse(const char *s, zf_format *out)
 const char *zf_format_name(zf_format f)
 {
     return (unsigned)f < NFORMATS ? FORMATS[f] : "?";
+}
+
+/* Set up the formatter of `values` in r. */
+int zf_text_init(zf_text_room *r, zf_values values, zf_format format, zf_unit unit,
+                 uint32_t scale, const char *nat)
+{
+    if (!r)
+        return ZF_EINVAL;
+    if (values == ZF_VALUES_DATETIME)
+        return zf_dtfmt_init((zf_dtfmt *)(void *)r, format, unit, scale, nat);
+    return zf_fmt_init((zf_fmt *)(void *)r, format, unit, scale, nat);
 }

@@ -1,9 +1,10 @@
 /* text.h - the text of an array's elements: what the view asks of a formatter.
  *
- * A formatter turns stored elements (int64, with ZF_NAT for NaT: durations
- * today, time stamps later) into text lines.  The view (layout, reading,
- * .info) knows only this interface; each element type's formatter (duration.h)
- * embeds a zf_text as its first member and fills in the table.  A formatter is
+ * A formatter turns stored elements (int64, with ZF_NAT for NaT: durations or
+ * time stamps) into text lines.  The view (layout, reading, .info) knows only
+ * this interface; each element type's formatter (duration.h, datetime.h)
+ * embeds a zf_text as its first member and fills in the table, and
+ * zf_text_init sets up the one an array's values need.  A formatter is
  * immutable once set up and may be shared by any number of threads; its
  * functions write into caller buffers and never allocate. */
 #ifndef ZF_TEXT_H
@@ -11,6 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "text/units.h"
 
 /* How values are written (each element type gives each format its meaning). */
 typedef enum zf_format {
@@ -87,5 +90,26 @@ static inline zf_lines zf_text_lines(const zf_text *t, const int64_t *v, size_t 
 {
     return t->ops->lines(t, v, n, out, cap);
 }
+
+/* What an array's int64 elements mean. */
+typedef enum zf_values {
+    ZF_VALUES_DURATION = 0, /* timedelta64: durations (duration.h) */
+    ZF_VALUES_DATETIME      /* datetime64: instants since the Unix epoch (datetime.h) */
+} zf_values;
+
+/* Room for any formatter (each begins with its zf_text; text.c checks they fit). */
+typedef union zf_text_room {
+    zf_text text;
+    struct {
+        zf_text text;
+        uint64_t more[4];
+    } room;
+} zf_text_room;
+
+/* Set up in r the formatter of values of kind `values` with the given unit
+ * and scale (1..2^31-1), writing NaT as nat (at most ZF_NAT_MAX bytes,
+ * verbatim); &r->text is then the formatter.  Returns 0 or ZF_EINVAL. */
+int zf_text_init(zf_text_room *r, zf_values values, zf_format format, zf_unit unit,
+                 uint32_t scale, const char *nat);
 
 #endif

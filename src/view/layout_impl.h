@@ -5,13 +5,13 @@
 
 #include <pthread.h>
 
-#include "text/duration.h"
+#include "text/text.h"
 #include "view/layout.h"
 
 struct zf_layout {
     zf_array *a;
     const zf_meta *m;
-    zf_fmt dur, csvdur;           /* storage of the element type's formatters */
+    zf_text_room dur, csvdur;     /* storage of the element type's formatters */
     const zf_text *text, *csvtext;/* all the view uses of them (.txt, .csv) */
     int csv_nat_differs;
     char *header;

@@ -7,6 +7,7 @@
  * xarray/backends/zarr.py (FillValueCoder.decode; v2 fill_value as _FillValue). */
 #include "zarr/cf.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "base/err.h"
 #include "base/json.h"
+#include "text/datetime.h"
 
 #define ERR(code, ...) (snprintf(err, errcap, __VA_ARGS__), (code))
 
@@ -613,8 +615,47 @@ static int parse_units(const cJSON *attrs, zf_unit *unit, char *err, size_t errc
     return units_unit(u->valuestring, unit);
 }
 
+/* the calendar attribute: absent or one xarray decodes with pandas (0), else an error */
+static int parse_calendar(zf_cf *cf, const cJSON *attrs, char *err, size_t errcap)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(attrs, "calendar");
+    cf->calendar[0] = '\0';
+    if (!c)
+        return ZF_OK;
+    if (!cJSON_IsString(c))
+        return ERR(ZF_ECORRUPT, "the calendar attribute is not a string");
+    size_t n = strlen(c->valuestring);
+    char low[sizeof cf->calendar];
+    for (size_t i = 0; i < n && i + 1 < sizeof low; i++)
+        low[i] = (char)tolower((unsigned char)c->valuestring[i]);
+    low[n < sizeof low ? n : sizeof low - 1] = '\0';
+    if (n >= sizeof low || (strcmp(low, "standard") && strcmp(low, "gregorian") &&
+                            strcmp(low, "proleptic_gregorian")))
+        return ERR(ZF_EUNSUPPORTED, "calendar \"%.30s\" (xarray decodes it only with cftime)",
+                   c->valuestring);
+    memcpy(cf->calendar, c->valuestring, n + 1);
+    return ZF_OK;
+}
+
+/* time stamps: units "UNIT since DATE" (1), or damaged / unsupported (<0) */
+static int since_units(zf_cf *cf, const cJSON *attrs, const char *units, char *err,
+                       size_t errcap)
+{
+    int rc = zf_cf_time_units(units, &cf->src, &cf->epoch_ns, err, errcap);
+    if (rc || (rc = parse_calendar(cf, attrs, err, errcap)))
+        return rc;
+    if (cJSON_GetObjectItemCaseSensitive(attrs, "_Unsigned"))
+        return ERR(ZF_EUNSUPPORTED, "the _Unsigned attribute is not supported");
+    cf->how = ZF_CF_SINCE;
+    cf->target = ZF_UNIT_ns; /* CFDatetimeCoder's default time_unit */
+    return 1;
+}
+
 int zf_cf_units(zf_cf *cf, const cJSON *attrs, char *err, size_t errcap)
 {
+    const cJSON *u = attrs ? cJSON_GetObjectItemCaseSensitive(attrs, "units") : NULL;
+    if (cJSON_IsString(u) && strstr(u->valuestring, "since")) /* as CFDatetimeCoder.decode */
+        return since_units(cf, attrs, u->valuestring, err, errcap);
     int rc = parse_units(attrs, &cf->src, err, errcap);
     if (rc <= 0)
         return rc;
@@ -643,8 +684,8 @@ int zf_cf_parse(zf_cf *cf, int zarr_format, const cJSON *attrs, const char *raw,
     choose_path(cf, m.count > 0);
     place_mask(cf, &m);
     cf->attrs_text[0] = '\0';
-    static const char *const keys[] = {"units", "dtype", "scale_factor", "add_offset",
-                                       "_FillValue", "missing_value"};
+    static const char *const keys[] = {"units", "calendar", "dtype", "scale_factor",
+                                       "add_offset", "_FillValue", "missing_value"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         note_attr(cf, raw, n, keys[i]);
     return ZF_OK;
@@ -652,7 +693,8 @@ int zf_cf_parse(zf_cf *cf, int zarr_format, const cJSON *attrs, const char *raw,
 
 int zf_cf_shown(const zf_cf *cf, zf_cf_mode mode)
 {
-    return cf->how == ZF_CF_NATIVE || (cf->how == ZF_CF_UNITS_DTYPE && mode != ZF_CF_OFF) ||
+    return cf->how == ZF_CF_NATIVE ||
+           ((cf->how == ZF_CF_UNITS_DTYPE || cf->how == ZF_CF_SINCE) && mode != ZF_CF_OFF) ||
            (cf->how == ZF_CF_UNITS && mode == ZF_CF_ALL);
 }
 
@@ -667,15 +709,42 @@ int zf_cf_mode_parse(const char *s, zf_cf_mode *mode)
     return ZF_EINVAL;
 }
 
-void zf_cf_describe(const zf_cf *cf, zf_sbuf *out)
+/* the epoch and calendar lines of time stamps */
+static void describe_epoch(const zf_cf *cf, zf_sbuf *out)
+{
+    zf_dtfmt f;
+    char text[ZF_VALUE_MAX];
+    int64_t e = cf->how == ZF_CF_SINCE ? cf->epoch_ns : 0;
+    zf_dtfmt_init(&f, ZF_FORMAT_ISO, ZF_UNIT_ns, 1, "NaT");
+    size_t n = zf_dtfmt_value(&f, e, text);
+    zf_sbuf_printf(out, "epoch: %.*s (%lld ns since 1970-01-01T00:00:00)\n", (int)n, text,
+                   (long long)e);
+    if (cf->how != ZF_CF_SINCE)
+        zf_sbuf_printf(out, "calendar: proleptic_gregorian (numpy)\n");
+    else if (cf->calendar[0])
+        zf_sbuf_printf(out, "calendar: %s%s\n", cf->calendar,
+                       strcmp(cf->calendar, "proleptic_gregorian")
+                       ? " (the proleptic Gregorian calendar from 1677 on)" : "");
+    else
+        zf_sbuf_printf(out, "calendar: none (standard: the proleptic Gregorian calendar from "
+                       "1677 on)\n");
+}
+
+void zf_cf_describe(const zf_cf *cf, int datetime, zf_sbuf *out)
 {
     static const char *const how[] = {"native numpy.timedelta64", "CF units attribute",
-                                      "CF units and dtype attributes"};
-    zf_sbuf_printf(out, "encoding: %s\n", how[cf->how]);
-    if (cf->how == ZF_CF_NATIVE)
-        return;
-    zf_sbuf_printf(out, "stored_type: %s\n", elem_name(cf->elem));
-    zf_sbuf_printf(out, "cf_attributes: %s\n", cf->attrs_text);
+                                      "CF units and dtype attributes",
+                                      "CF time units attribute (UNIT since DATE)"};
+    if (cf->how == ZF_CF_NATIVE && datetime)
+        zf_sbuf_printf(out, "encoding: native numpy.datetime64\n");
+    else
+        zf_sbuf_printf(out, "encoding: %s\n", how[cf->how]);
+    if (cf->how != ZF_CF_NATIVE) {
+        zf_sbuf_printf(out, "stored_type: %s\n", elem_name(cf->elem));
+        zf_sbuf_printf(out, "cf_attributes: %s\n", cf->attrs_text);
+    }
+    if (datetime)
+        describe_epoch(cf, out);
 }
 
 void zf_cf_fingerprint(const zf_cf *cf, zf_fp *fp)
@@ -692,4 +761,5 @@ void zf_cf_fingerprint(const zf_cf *cf, zf_fp *fp)
     zf_fp_add(fp, cf->mask_i, cf->nmask_i * sizeof *cf->mask_i);
     zf_fp_add(fp, cf->mask_f, cf->nmask_f * sizeof *cf->mask_f);
     zf_fp_add(fp, cf->fill_raw, sizeof cf->fill_raw);
+    zf_fp_add(fp, &cf->epoch_ns, sizeof cf->epoch_ns);
 }

@@ -1,4 +1,5 @@
-/* cf.h - durations stored as CF-encoded numbers (as xarray writes them).
+/* cf.h - durations and time stamps stored as CF-encoded numbers (as xarray
+ * writes them).
  *
  * Besides native numpy.timedelta64 arrays, xarray stores durations as integer
  * or float arrays with a `units` attribute ("hours", ...), often a `dtype`
@@ -15,7 +16,10 @@
  *             add_offset, as numpy promotes it);
  *   3. decode (CFTimedeltaCoder, decode_cf_timedelta): integers exactly;
  *             floats scaled by 1000 (in their own precision) until whole or at
- *             nanoseconds, then truncated.
+ *             nanoseconds, then truncated.  Time stamps (units "UNIT since
+ *             DATE", CFDatetimeCoder, decode_cf_datetime with time_unit ns):
+ *             counts made ns (integers exactly, floats in one float64
+ *             multiplication, truncated), plus DATE (chunk/epoch.h).
  *
  * A value beyond int64 ticks (where xarray raises OutOfBoundsTimedelta) is
  * an error for its chunk.  Everything here is plain data: a zf_cf is
@@ -42,9 +46,10 @@ typedef enum zf_cf_mode {
 
 /* how an array was recognised as durations */
 typedef enum zf_cf_how {
-    ZF_CF_NATIVE = 0,  /* numpy.timedelta64 (v3) / m8 (v2): no conversion */
+    ZF_CF_NATIVE = 0,  /* numpy.timedelta64 / datetime64 (v3), m8 / M8 (v2): no conversion */
     ZF_CF_UNITS,       /* an integer or float array with a duration units attribute */
-    ZF_CF_UNITS_DTYPE  /* ... and a dtype attribute "timedelta64[...]" */
+    ZF_CF_UNITS_DTYPE, /* ... and a dtype attribute "timedelta64[...]" */
+    ZF_CF_SINCE        /* time stamps: units "UNIT since DATE" (epoch.h decodes them) */
 } zf_cf_how;
 
 /* how a stored element becomes the number decoded as a duration */
@@ -81,6 +86,8 @@ typedef struct zf_cf {
     double mask_f[ZF_CF_MAX_MASK];  /* equal to the element (as double): NaT */
     uint8_t fill_raw[8];    /* the array's fill value as a stored element (machine order) */
     int fill_null;          /* v2 fill_value null (missing chunks read as zeros) */
+    int64_t epoch_ns;       /* ZF_CF_SINCE: DATE as ns since 1970-01-01 (UTC) */
+    char calendar[24];      /* ZF_CF_SINCE: the calendar attribute, "" if none */
     char attrs_text[256];   /* the CF attributes used, for NAME.info */
 } zf_cf;
 
@@ -92,12 +99,21 @@ int zf_cf_v3_elem(const char *name, zf_elem *elem);
  * in *big: 1, or 0 if durations are never stored as it. */
 int zf_cf_v2_elem(const char *dtype, zf_elem *elem, int *big);
 
-/* Step 1: does an integer or float array (cf->elem set) hold durations?
- * attrs is its attributes object (NULL if none).  1 yes (a duration units
- * attribute: how, src and target are set), 0 no, or ZF_ECORRUPT /
- * ZF_EUNSUPPORTED with a reason (a units attribute that is not a string, a
- * dtype attribute xarray cannot decode, _Unsigned). */
+/* Step 1: does an integer or float array (cf->elem set) hold durations or
+ * time stamps?  attrs is its attributes object (NULL if none).  1 yes (a
+ * duration units attribute, or "UNIT since DATE" with a standard calendar:
+ * how, src and target are set, and for time stamps epoch_ns and calendar), 0
+ * no, or ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason (a units attribute that
+ * is not a string, a dtype attribute xarray cannot decode, _Unsigned, time
+ * units xarray cannot decode without cftime: another calendar, a date it
+ * does not parse or outside 1677-09-21..2262-04-11). */
 int zf_cf_units(zf_cf *cf, const cJSON *attrs, char *err, size_t errcap);
+
+/* CF time units "UNIT since DATE" as xarray reads them (cf_time.c): the
+ * count's unit (D, h, m, s, ms, us or ns) and DATE as ns since 1970-01-01
+ * UTC.  0, or ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason. */
+int zf_cf_time_units(const char *units, zf_unit *unit, int64_t *epoch_ns, char *err,
+                     size_t errcap);
 
 /* Step 2: the array's fill value (the JSON item fill; doc[0..n) is the
  * metadata document holding it as "fill_value") as a stored element into
@@ -120,8 +136,9 @@ int zf_cf_shown(const zf_cf *cf, zf_cf_mode mode);
 /* Parse an -o cf= value ("all", "dtype", "off"); 0 or ZF_EINVAL. */
 int zf_cf_mode_parse(const char *s, zf_cf_mode *mode);
 
-/* The .info lines of the encoding (how recognised, stored type, CF attributes). */
-void zf_cf_describe(const zf_cf *cf, zf_sbuf *out);
+/* The .info lines of the encoding (how recognised, stored type, CF
+ * attributes; for time stamps, datetime != 0, the epoch and calendar). */
+void zf_cf_describe(const zf_cf *cf, int datetime, zf_sbuf *out);
 
 /* Mix everything the decoded values depend on into fp. */
 void zf_cf_fingerprint(const zf_cf *cf, zf_fp *fp);

@@ -78,29 +78,31 @@ static int count_elems(zf_meta *m, char *err, size_t errcap)
     return ZF_OK;
 }
 
-/* the numpy.timedelta64 configuration: exactly unit and scale_factor */
-static int parse_td_config(const cJSON *config, zf_meta *m, char *err, size_t errcap)
+/* the numpy.timedelta64 / numpy.datetime64 configuration (type is the data
+ * type's name): exactly unit and scale_factor */
+static int parse_td_config(const cJSON *config, const char *type, zf_meta *m, char *err,
+                           size_t errcap)
 {
     if (!cJSON_IsObject(config))
-        return ERR(ZF_ECORRUPT, "numpy.timedelta64 needs a configuration");
+        return ERR(ZF_ECORRUPT, "%s needs a configuration", type);
     static const char *const keys[] = {"unit", "scale_factor", NULL};
-    int rc = zf_json_only_keys(config, keys, "numpy.timedelta64", err, errcap);
+    int rc = zf_json_only_keys(config, keys, type, err, errcap);
     if (rc)
         return rc;
     const cJSON *unit = cJSON_GetObjectItemCaseSensitive(config, "unit");
     const cJSON *scale = cJSON_GetObjectItemCaseSensitive(config, "scale_factor");
     if (!cJSON_IsString(unit))
-        return ERR(ZF_ECORRUPT, "numpy.timedelta64: \"unit\" is not a string");
+        return ERR(ZF_ECORRUPT, "%s: \"unit\" is not a string", type);
     if (zf_unit_parse(unit->valuestring, &m->unit) != ZF_OK)
-        return ERR(ZF_ECORRUPT, "numpy.timedelta64: invalid unit \"%.20s\"", unit->valuestring);
+        return ERR(ZF_ECORRUPT, "%s: invalid unit \"%.20s\"", type, unit->valuestring);
     int64_t s;
     if (!zf_json_int(scale, 1, INT32_MAX, &s))
-        return ERR(ZF_ECORRUPT, "numpy.timedelta64: scale_factor must be an integer in [1, 2147483647]");
+        return ERR(ZF_ECORRUPT, "%s: scale_factor must be an integer in [1, 2147483647]", type);
     m->scale = (uint32_t)s;
     if (m->scale == 1)
-        snprintf(m->dtype_text, sizeof m->dtype_text, "numpy.timedelta64[%s]", zf_unit_name(m->unit));
+        snprintf(m->dtype_text, sizeof m->dtype_text, "%s[%s]", type, zf_unit_name(m->unit));
     else
-        snprintf(m->dtype_text, sizeof m->dtype_text, "numpy.timedelta64[%u%s]", m->scale,
+        snprintf(m->dtype_text, sizeof m->dtype_text, "%s[%u%s]", type, m->scale,
                  zf_unit_name(m->unit));
     return ZF_OK;
 }
@@ -136,7 +138,7 @@ static int parse_fill_of(const char *text, size_t n, const cJSON *fill, int allo
                             sizeof m->fill_text, err, errcap);
 }
 
-/* CF hook (cf.h): the mask and packing attributes of a CF duration array;
+/* CF hook (cf.h): the mask and packing attributes of a CF duration or time array;
  * attrs (an object or NULL) and its text raw[0..rn) */
 static int cf_finish(const cJSON *attrs, const char *raw, size_t rn, zf_meta *m, char *err,
                      size_t errcap)
@@ -144,6 +146,8 @@ static int cf_finish(const cJSON *attrs, const char *raw, size_t rn, zf_meta *m,
     if (m->cf.how == ZF_CF_NATIVE)
         return ZF_OK;
     int rc = zf_cf_parse(&m->cf, m->zarr_format, attrs, raw, rn, err, errcap);
+    if (m->cf.how == ZF_CF_SINCE)
+        m->values = ZF_VALUES_DATETIME;
     m->unit = m->cf.unit;
     m->scale = 1;
     return rc;
@@ -268,8 +272,8 @@ static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta
                                m->elem, &m->pipeline, err, errcap);
 }
 
-/* is the v3 data_type numpy.timedelta64?  (1 yes, 2 a type CF durations
- * are stored as, 0 another type, <0 error) */
+/* is the v3 data_type numpy.timedelta64 or numpy.datetime64?  (1 yes, 2 a
+ * type CF durations and time stamps are stored as, 0 another type, <0 error) */
 static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap)
 {
     const char *name;
@@ -279,14 +283,15 @@ static int v3_is_timedelta(const cJSON *dt, zf_meta *m, char *err, size_t errcap
     int rc = zf_json_entry(dt, &name, &config, err, errcap);
     if (rc)
         return rc;
-    if (strcmp(name, "numpy.timedelta64")) {
+    if (strcmp(name, "numpy.timedelta64") && strcmp(name, "numpy.datetime64")) {
         if (zf_cf_v3_elem(name, &m->elem) != ZF_OK)
             return 0;
         m->cf.elem = m->elem;
         snprintf(m->dtype_text, sizeof m->dtype_text, "%s", name);
         return 2;
     }
-    rc = parse_td_config(config, m, err, errcap);
+    m->values = strcmp(name, "numpy.datetime64") ? ZF_VALUES_DURATION : ZF_VALUES_DATETIME;
+    rc = parse_td_config(config, name, m, err, errcap);
     return rc ? rc : 1;
 }
 
@@ -348,14 +353,16 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
     return rc;
 }
 
-/* v2 dtype "<m8", ">m8[10us]": 1 timedelta, 0 other, <0 error */
+/* v2 dtype "<m8", ">m8[10us]", "<M8[ns]": 1 timedelta or datetime, 0
+ * other, <0 error */
 static int v2_dtype(const cJSON *dt, zf_meta *m, int *big, char *err, size_t errcap)
 {
     if (!cJSON_IsString(dt))
         return 0; /* structured dtypes are lists */
     const char *s = dt->valuestring;
-    if (strlen(s) < 3 || strncmp(s + 1, "m8", 2))
+    if (strlen(s) < 3 || (strncmp(s + 1, "m8", 2) && strncmp(s + 1, "M8", 2)))
         return 0;
+    m->values = s[1] == 'M' ? ZF_VALUES_DATETIME : ZF_VALUES_DURATION;
     if (s[0] != '<' && s[0] != '>')
         return ERR(ZF_ECORRUPT, "dtype \"%s\" has no byte order", s);
     *big = s[0] == '>';

@@ -1,7 +1,7 @@
 /* meta.h - Zarr node metadata (v3 zarr.json, v2 .zarray/.zattrs/.zgroup).
  *
- * Parsing turns metadata text into a zf_meta describing one timedelta64
- * array, or reports that the node is a group or an array of another data type
+ * Parsing turns metadata text into a zf_meta describing one timedelta64 or
+ * datetime64 array (native, or CF-encoded: cf.h), or reports that the node is a group or an array of another data type
  * (which zarrfs does not show).  Invalid or unsupported metadata is an error
  * with a one-line reason. */
 #ifndef ZF_META_H
@@ -16,8 +16,9 @@
 
 typedef enum zf_node_kind {
     ZF_KIND_GROUP,       /* a group */
-    ZF_KIND_TIMEDELTA,   /* durations: numpy.timedelta64, or CF-encoded numbers
-                            (cf.h; out->cf.how says which): *out is filled */
+    ZF_KIND_TIMEDELTA,   /* durations or time stamps (out->values says which):
+                            numpy.timedelta64 / numpy.datetime64, or CF-encoded
+                            numbers (cf.h; out->cf.how says which): *out is filled */
     ZF_KIND_OTHER_ARRAY  /* an array of another data type */
 } zf_node_kind;
 
@@ -30,6 +31,7 @@ typedef struct zf_meta {
                                           chunk shape when sharded, else chunks */
     uint64_t nelems;                /* product of shape */
     zf_elem elem;                   /* the stored element type (int64 ticks if native) */
+    zf_values values;               /* durations or time stamps (text.h) */
     zf_unit unit;                   /* unit and scale of the ticks (CF: the decoded unit, 1) */
     uint32_t scale;
     int64_t fill;                   /* ticks, ZF_NAT for NaT (CF: ZF_NAT until
@@ -38,7 +40,7 @@ typedef struct zf_meta {
     int key_v2;                     /* chunk keys without the "c" prefix */
     char separator;                 /* '/' or '.' */
     zf_pipeline *pipeline;          /* owned */
-    char dtype_text[48];            /* data type as written ("<m8[10us]", "numpy.timedelta64[10us]") */
+    char dtype_text[48];            /* data type as written ("<m8[10us]", "numpy.datetime64[10us]") */
     char fill_text[32];             /* fill value as written */
     zf_cf cf;                       /* how the stored elements become ticks (cf.h) */
 } zf_meta;

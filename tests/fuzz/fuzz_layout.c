@@ -3,9 +3,10 @@
  * LLVMFuzzerInitialize makes a small store in a temp dir (in $ZF_FUZZ_TMP or
  * the working directory; removed at exit when libFuzzer runs atexit handlers):
  * a v3 root group holding five timedelta arrays
- *   raw     v3 [7,5] chunks [3,2], bytes(little), dimension names, the unit,
- *           scale and fill value taken from the input (zarr.json rewritten
- *           for every input)
+ *   raw     v3 [7,5] chunks [3,2], bytes(little), dimension names, the data
+ *           type (numpy.timedelta64 or numpy.datetime64), unit, scale and
+ *           fill value taken from the input (zarr.json rewritten for every
+ *           input)
  *   big     v3 [11] chunks [4], bytes(big), "v2" chunk keys ("0", "1"...)
  *   zs      v3 [6,4] chunks [4,4], bytes + zstd: chunk c/0/0 is the input's
  *           bytes compressed here, c/1/0 is raw input bytes (mostly damaged)
@@ -18,16 +19,17 @@
  * every array are sized and read:
  *   - the expected text of every view is worked out here independently of
  *     layout.c (chunk geometry, byte order, memory order, fill values, CSV
- *     framing and quoting; value text from zf_fmt_value);
+ *     framing and quoting; value text from the formatter text.h sets up);
  *   - zf_layout_size must equal it (a damaged chunk measured as NaT lines, as
  *     layout.h specifies); a full read must return it, or fail with
  *     ZF_ECORRUPT exactly when a chunk is damaged;
  *   - reads at offsets and lengths derived from the input (exact-size heap
  *     buffers) must return the same bytes when they touch no damaged line;
  *   - sequential reads in pieces must add up to the size.
- * Then the duration formatter is fuzzed on the input's 8-byte groups:
- * zf_fmt_len(v) equals the length zf_fmt_value writes, which is at most
- * ZF_VALUE_MAX (the NaT text for NaT), for every format, unit and a few scales.
+ * Then the duration and time-stamp formatters are fuzzed on the input's
+ * 8-byte groups: the length each says equals the length it writes, which is
+ * at most ZF_VALUE_MAX (the NaT text for NaT), for every format, unit and a
+ * few scales.
  *
  * layout.h promises that bytes not touching a damaged chunk stay readable:
  * a read must fail exactly when its bytes touch a damaged chunk's lines.
@@ -50,6 +52,7 @@
 #include <zstd.h>
 
 #include "chunk/cache.h"
+#include "text/datetime.h"
 #include "text/duration.h"
 #include "base/err.h"
 #include "view/layout.h"
@@ -102,14 +105,15 @@ typedef struct arr {
     int64_t fill;
     zf_unit unit;
     uint32_t scale;
+    int datetime;   /* numpy.datetime64 (raw only) */
 } arr;
 
 static arr arrs[] = {
-    {"raw", 2, {7, 5}, {3, 2}, 0, 0, 0, {"x", "y,\"z\""}, 42, ZF_UNIT_ns, 1},
-    {"big", 1, {11}, {4}, 1, 0, 0, {NULL}, ZF_NAT, ZF_UNIT_ns, 1},
-    {"zs", 2, {6, 4}, {4, 4}, 0, 0, 1, {NULL, NULL}, 0, ZF_UNIT_ms, 1},
-    {"v2", 2, {5, 5}, {2, 3}, 1, 1, 0, {"a", "b"}, ZF_NAT, ZF_UNIT_us, 10},
-    {"scalar", 0, {0}, {0}, 0, 0, 0, {NULL}, -1, ZF_UNIT_D, 1},
+    {"raw", 2, {7, 5}, {3, 2}, 0, 0, 0, {"x", "y,\"z\""}, 42, ZF_UNIT_ns, 1, 0},
+    {"big", 1, {11}, {4}, 1, 0, 0, {NULL}, ZF_NAT, ZF_UNIT_ns, 1, 0},
+    {"zs", 2, {6, 4}, {4, 4}, 0, 0, 1, {NULL, NULL}, 0, ZF_UNIT_ms, 1, 0},
+    {"v2", 2, {5, 5}, {2, 3}, 1, 1, 0, {"a", "b"}, ZF_NAT, ZF_UNIT_us, 10, 0},
+    {"scalar", 0, {0}, {0}, 0, 0, 0, {NULL}, -1, ZF_UNIT_D, 1, 0},
 };
 #define NARRS (sizeof arrs / sizeof arrs[0])
 #define MAXCHUNKS 16
@@ -219,14 +223,14 @@ static void write_raw_meta(const arr *a)
         snprintf(fill, sizeof fill, "%lld", (long long)a->fill);
     snprintf(text, sizeof text,
              "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[7,5],"
-             "\"data_type\":{\"name\":\"numpy.timedelta64\",\"configuration\":"
+             "\"data_type\":{\"name\":\"numpy.%s\",\"configuration\":"
              "{\"unit\":\"%s\",\"scale_factor\":%u}},"
              "\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":[3,2]}},"
              "\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}},"
              "\"fill_value\":%s,\"codecs\":[{\"name\":\"bytes\",\"configuration\":"
              "{\"endian\":\"little\"}}],\"attributes\":{},"
              "\"dimension_names\":[\"x\",\"y,\\\"z\\\"\"]}",
-             unit_ids[a->unit], a->scale, fill);
+             a->datetime ? "datetime64" : "timedelta64", unit_ids[a->unit], a->scale, fill);
     write_text("raw/zarr.json", text);
 }
 
@@ -406,7 +410,7 @@ static int64_t load64(const uint8_t *p, int big)
 }
 
 /* expected text of both views of array a */
-static void model(const arr *a, const chunkstate *cs, const char *nat, const zf_fmt *fmt,
+static void model(const arr *a, const chunkstate *cs, const char *nat, const zf_text *fmt,
                   text *txt, text *csv)
 {
     /* header */
@@ -449,7 +453,7 @@ static void model(const arr *a, const chunkstate *cs, const char *nat, const zf_
         int bad = c->present && c->bad;
         int64_t v = !c->present ? a->fill : bad ? ZF_NAT : load64(c->bytes + 8 * off, a->big);
         char val[ZF_VALUE_MAX + 2 * ZF_NAT_MAX + 8];
-        size_t vl = zf_fmt_value(fmt, v, val);
+        size_t vl = zf_text_value(fmt, v, val);
         text_add(txt, val, vl, bad);
         text_add(txt, "\n", 1, bad);
         char num[24];
@@ -604,7 +608,14 @@ static void fuzz_formatter(const uint8_t *data, size_t size)
                 for (size_t s = 0; s <= sizeof scales / sizeof scales[0]; s++) {
                     uint32_t scale = s < sizeof scales / sizeof scales[0] ? scales[s] : own;
                     zf_fmt fmt;
+                    zf_dtfmt dfmt;
                     CHECK(zf_fmt_init(&fmt, (zf_format)f, (zf_unit)u, scale, "NaT") == 0);
+                    CHECK(zf_dtfmt_init(&dfmt, (zf_format)f, (zf_unit)u, scale, "NaT") == 0);
+                    size_t dlen = zf_dtfmt_len(&dfmt, v), dwrote = zf_dtfmt_value(&dfmt, v, out);
+                    if (dlen != dwrote || dwrote > ZF_VALUE_MAX || dwrote == 0 ||
+                        memchr(out, '\n', dwrote) || memchr(out, ',', dwrote))
+                        die("datetime format %d unit %s scale %u value %lld: len %zu, wrote %zu",
+                            f, unit_ids[u], scale, (long long)v, dlen, dwrote);
                     size_t len = zf_fmt_len(&fmt, v);
                     size_t wrote = zf_fmt_value(&fmt, v, out);
                     if (len != wrote || wrote > ZF_VALUE_MAX || wrote == 0)
@@ -650,6 +661,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     arr *raw = &arrs[0];
     raw->unit = (zf_unit)(b2 % 14);
+    raw->datetime = b2 >> 7;
     raw->scale = b0 & 0x80 ? scale_raw % INT32_MAX + 1 : 1 + scale_raw % 10;
     raw->fill = fill;
     write_raw_meta(raw);
@@ -729,10 +741,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!nt || !nc)
             die("array %s is not listed", a->name);
         CHECK(nt->layout == nc->layout && nt->view == ZF_VIEW_TXT && nc->view == ZF_VIEW_CSV);
-        zf_fmt fmt;
-        CHECK(zf_fmt_init(&fmt, format, a->unit, a->scale, nat) == 0);
+        zf_text_room fmt;
+        CHECK(zf_text_init(&fmt, a->datetime ? ZF_VALUES_DATETIME : ZF_VALUES_DURATION, format,
+                           a->unit, a->scale, nat) == 0);
         text txt = {0}, csv = {0};
-        model(a, cs[ai], nat, &fmt, &txt, &csv);
+        model(a, cs[ai], nat, &fmt.text, &txt, &csv);
         char what[64];
         snprintf(what, sizeof what, "%s.txt", a->name);
         check_view(nt->layout, ZF_VIEW_TXT, &txt, what);

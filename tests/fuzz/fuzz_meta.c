@@ -3,7 +3,7 @@
  * The input is one metadata document, optionally followed by a NUL byte and a
  * second document.  It is parsed as v3 zarr.json (the part before the NUL)
  * and as a v2 .zarray (before the NUL) with .zattrs (after it, if present).
- * Whenever a parse reports a timedelta array, the parsed zf_meta is checked
+ * Whenever a parse reports a timedelta or datetime array, the parsed zf_meta is checked
  * for internal consistency, chunk keys are built for a few grid coordinates
  * into buffers of several capacities (exact-size heap buffers, so an
  * overflow is caught by ASan), and the pipeline is described.  The raw member
@@ -88,7 +88,11 @@ static void check_keys(const zf_meta *m)
 static void check_cf(const zf_meta *m)
 {
     const zf_cf *cf = &m->cf;
-    CHECK(cf->how == ZF_CF_NATIVE || cf->how == ZF_CF_UNITS || cf->how == ZF_CF_UNITS_DTYPE);
+    CHECK(cf->how == ZF_CF_NATIVE || cf->how == ZF_CF_UNITS || cf->how == ZF_CF_UNITS_DTYPE ||
+          cf->how == ZF_CF_SINCE);
+    CHECK((cf->how == ZF_CF_SINCE) == (m->values == ZF_VALUES_DATETIME) ||
+          (cf->how == ZF_CF_NATIVE && m->values == ZF_VALUES_DATETIME));
+    CHECK(cf->how != ZF_CF_SINCE || (cf->epoch_ns != INT64_MIN && cf->unit == ZF_UNIT_ns));
     if (cf->how == ZF_CF_NATIVE) {
         CHECK(m->elem.kind == ZF_ELEM_INT && m->elem.size == 8);
         return;
@@ -115,7 +119,7 @@ static void check_cf(const zf_meta *m)
     if (rc)
         CHECK(memchr(err, '\0', sizeof err) != NULL);
     zf_sbuf sb = {0};
-    zf_cf_describe(cf, &sb);
+    zf_cf_describe(cf, m->values == ZF_VALUES_DATETIME, &sb);
     free(sb.data);
     zf_fp fp;
     zf_fp_init(&fp);

@@ -197,6 +197,29 @@ def meta_seeds():
     put(d, "v3-cf-units-type.json", v3_array(data_type="int64", fill_value=0, attributes={"units": 5}))
     put(d, "v3-cf-since.json", v3_array(data_type="int64", fill_value=0, attributes={
         "units": "hours since 2000-01-01"}))
+    # time stamps: native datetime64 and CF "UNIT since DATE"
+    dt = lambda unit, scale=1: {"name": "numpy.datetime64",
+                                "configuration": {"unit": unit, "scale_factor": scale}}
+    put(d, "v3-datetime-10s.json", v3_array(data_type=dt("s", 10), fill_value="NaT"))
+    put(d, "v3-datetime-Y-int-fill.json", v3_array(data_type=dt("Y"), fill_value=-5))
+    put(d, "v3-datetime-as-max.json", v3_array(data_type=dt("as", 2147483647),
+                                               fill_value=9223372036854775807))
+    put(d, "v3-datetime-generic.json", v3_array(data_type=dt("generic"), fill_value=NAT))
+    put(d, "v3-datetime-extra.json", v3_array(data_type={"name": "numpy.datetime64", "configuration": {
+        "unit": "s", "scale_factor": 1, "tz": "UTC"}}))
+    put(d, "v3-cf-since-tz.json", v3_array(data_type="int32", fill_value=0, attributes={
+        "units": "hours since 2000-01-01T06:00:00.5+01:30", "calendar": "proleptic_gregorian"}))
+    put(d, "v3-cf-since-float.json", v3_array(data_type="float64", fill_value="NaN", attributes={
+        "units": "Days since 1970-1-1 00:00:00 UTC", "_FillValue": "AAAAAAAA+H8="}))
+    put(d, "v3-cf-since-packed.json", v3_array(data_type="int16", fill_value=-1, attributes={
+        "units": "seconds since 2262-04-11 23:47:16.854775807", "scale_factor": 0.5,
+        "add_offset": 1e18, "_FillValue": -1, "calendar": "standard"}))
+    put(d, "v3-cf-since-noleap.json", v3_array(data_type="int64", fill_value=0, attributes={
+        "units": "days since 2000-01-01", "calendar": "noleap"}))
+    put(d, "v3-cf-since-early.json", v3_array(data_type="int64", fill_value=0, attributes={
+        "units": "days since 1677-09-21 00:12:43.145224192"}))
+    put(d, "v3-cf-since-bad-date.json", v3_array(data_type="uint64", fill_value=0, attributes={
+        "units": "days since 2000-02-30T25:61", "calendar": 1}))
     put(d, "v3-cf-huge-fill.json", v3_array(data_type="uint64", fill_value=18446744073709551615,
                                             attributes={"units": "days", "_FillValue": 1e300}))
     # v2: .zarray NUL .zattrs
@@ -224,6 +247,12 @@ def meta_seeds():
         {"units": "minutes", "_FillValue": 7, "missing_value": "NaN"}).encode())
     put(d, "v2-cf-u1", v2_array(dtype="|u1", fill_value=None).encode() + z + json.dumps(
         {"units": "ns"}).encode())
+    put(d, "v2-datetime-ns", v2_array(dtype="<M8[ns]", fill_value=NAT).encode())
+    put(d, "v2-datetime-10s-be", v2_array(dtype=">M8[10s]", fill_value=5).encode() + z + json.dumps(
+        {"_ARRAY_DIMENSIONS": ["time"]}).encode())
+    put(d, "v2-datetime-generic", v2_array(dtype="<M8", fill_value="NaT").encode())
+    put(d, "v2-cf-since", v2_array(dtype="<f8", fill_value="NaN").encode() + z + json.dumps(
+        {"units": "minutes since 1999-12-31 23:00:00 -05", "calendar": "gregorian"}).encode())
     put(d, "garbage", b"{\"zarr_format\": 3, \"node_type\": \"arr")
 
 
@@ -342,7 +371,9 @@ def write_dicts():
              "timedelta64[s]", "seconds", "hours", "days", "minutes", "milliseconds", "microseconds",
              "nanoseconds", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
              "float32", "float64", "<i2", ">i4", "|u1", "<f8", ">f4", "AAAAAAAA+H8=", "NaN",
-             "Infinity", "-Infinity", "0x7fc00000"]
+             "Infinity", "-Infinity", "0x7fc00000", "numpy.datetime64", "<M8[ns]", ">M8[10s]",
+             "calendar", "standard", "gregorian", "proleptic_gregorian", "noleap",
+             "hours since 2000-01-01", "days since 1970-01-01T00:00:00Z", " since "]
     lits = ["-9223372036854775808", "9223372036854775807", "9223372036854775808", "9007199254740993",
             "1e308", "-0", "0.5", "null", "true", "false", "2147483647", "2147483648", "[]", "{}",
             "\\u0000", "\\ud800", "\"C\"", "\"F\"", "\".\"", "\"/\""]

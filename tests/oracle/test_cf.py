@@ -287,7 +287,7 @@ def v3_array(g, name, data, attrs, dims, chunks, fill):
 
 def write_weatherbench(store):
     """WeatherBench2 (v2, consolidated, blosc): prediction_timedelta int64
-    with units only; a time coordinate (a time point: not shown) and data."""
+    with units only; a time coordinate (time stamps, test_datetime.py) and data."""
     from numcodecs import Blosc
 
     g = zarr.open_group(str(store), mode="w", zarr_format=2)
@@ -332,7 +332,7 @@ def test_weatherbench_layout(tmp_path, zf_mount):
     store = tmp_path / "wb2.zarr"
     names = write_weatherbench(store)
     m = zf_mount(store)
-    assert arrays_shown(m) == names
+    assert arrays_shown(m) == sorted(names + ["time"])  # time stamps: test_datetime.py
     for name in names:
         check_array(m, store, name, True)
     # v2 fill_value 0 acts as _FillValue: xarray shows the zeros as NaT
@@ -498,9 +498,9 @@ def write_modes(store):
 
 
 @pytest.mark.parametrize("mode,shown", [
-    (None, ["native", "udunits", "units_only", "with_dtype"]),
-    ("all", ["native", "udunits", "units_only", "with_dtype"]),
-    ("dtype", ["native", "with_dtype"]),
+    (None, ["native", "time_point", "udunits", "units_only", "with_dtype"]),
+    ("all", ["native", "time_point", "udunits", "units_only", "with_dtype"]),
+    ("dtype", ["native", "time_point", "with_dtype"]),  # xarray decodes time stamps by default
     ("off", ["native"]),
 ])
 def test_cf_modes(tmp_path, zf_mount, mode, shown):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numcodecs
 import numpy as np
+import pandas as pd
 import pytest
 import zarr
 from zarr.codecs import (BloscCodec, BytesCodec, Crc32cCodec, GzipCodec,
@@ -102,8 +103,8 @@ class Spec:
         return self.path if self.path else self.name
 
     @property
-    def is_timedelta(self) -> bool:
-        return np.dtype(self.dtype).kind == "m"
+    def is_shown(self) -> bool:
+        return np.dtype(self.dtype).kind in "mM"  # timedelta64 and datetime64
 
 
 def set_meta(key, value):
@@ -255,12 +256,15 @@ SPECS = [
 # Arrays of other data types: never shown.
 HIDDEN = [
     S("v3-int64", "ints", "int64", (5,), (5,)),
-    S("v3-datetime64", "dates", "M8[ns]", (5,), (5,)),
     S("v3-float64", "floats", "float64", (5,), (5,)),
     S("v3-nested-int", "a/b/ints_b", "int64", (5,), (5,)),
     S("v2-int64", "ints", "int64", (5,), (5,), fmt=2),
-    S("v2-datetime64", "dates", "M8[ns]", (5,), (5,), fmt=2),
     S("v2-bool", "bools", "bool", (5,), (5,), fmt=2),
+]
+# Time stamps: shown as text (tests/oracle/test_datetime.py has the details).
+DATES = [
+    S("v3-datetime64", "dates", "M8[ns]", (5,), (5,)),
+    S("v2-datetime64", "dates", "M8[ns]", (5,), (5,), fmt=2),
 ]
 # Explicit empty groups.
 EMPTY_GROUPS = {"v3.zarr": ["empty_group"], "v2.zarr": ["empty_group2"]}
@@ -335,7 +339,7 @@ def stores(tmp_path_factory) -> Path:
         g = zarr.open_group(str(root / store), mode="a", zarr_format=fmt)
         for name in groups:
             g.require_group(name)
-    for spec in SPECS + HIDDEN:
+    for spec in SPECS + HIDDEN + DATES:
         build(spec, root)
     return root
 
@@ -478,12 +482,12 @@ def expected_listing(store: str) -> dict[str, set[str] | None]:
 
     for g in EMPTY_GROUPS.get(store, []):
         add_dir(g)
-    for s in SPECS + HIDDEN:
+    for s in SPECS + HIDDEN + DATES:
         if s.store != store or not s.path:
             continue
         parent, _, name = s.path.rpartition("/")
         add_dir(parent)
-        if s.is_timedelta and not s.optional:
+        if s.is_shown and not s.optional:
             dirs[parent] |= {name + ".txt", name + ".csv"}
     return dirs
 
@@ -524,6 +528,17 @@ def test_other_types_hidden(spec, mount_of):
     for suffix in ("", ".txt", ".csv"):
         with pytest.raises(FileNotFoundError):
             m.stat(spec.path + suffix)
+
+
+@pytest.mark.parametrize("spec", DATES, ids=ids(DATES))
+def test_dates_shown(spec, stores, mount_of):
+    """datetime64 arrays are shown: str(pandas.Timestamp(v)) per line"""
+    m = mount_of(spec.store)
+    values = zarr.open_array(str(stores / spec.store), path=spec.path, mode="r")[...]
+    want = "".join(("NaT" if np.isnat(v) else str(pd.Timestamp(v))) + "\n"
+                   for v in values.ravel()).encode()
+    assert m.read(spec.rel + ".txt") == want
+    assert m.stat(spec.rel + ".txt").st_size == len(want)
 
 
 @pytest.mark.parametrize("spec", OPTIONAL, ids=ids(OPTIONAL))

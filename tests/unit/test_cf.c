@@ -72,6 +72,16 @@ static void expect(const char *what, const char *dt, const char *attrs, const do
 
 static void values(void)
 {
+    /* time stamps (units "UNIT since DATE"): ns since 1970, the reference added */
+    expect("since int32 h", "int32", "{\"units\":\"hours since 2000-01-01T06:00:00Z\"}",
+           (double[]){1, -1}, (int64_t[]){946710000000000000, 946702800000000000}, 2, ZF_UNIT_ns);
+    /* floats: one float64 multiplication by ns per unit, truncated (no x1000 steps) */
+    expect("since float64 D", "float64", "{\"units\":\"days since 1970-01-01\"}",
+           (double[]){0.1, 1e-10, -0.5, 1.3, NAN},
+           (int64_t[]){8640000000000, 8640, -43200000000000, 112320000000000, NAT}, 5, ZF_UNIT_ns);
+    /* float32 widened to float64 first */
+    expect("since float32 h", "float32", "{\"units\":\"hours since 1970-01-01\"}",
+           (double[]){1.3}, (int64_t[]){4679999828338}, 1, ZF_UNIT_ns);
     /* int64 minutes, no dtype: ns; NaT stays NaT */
     expect("int64 minutes", "int64", "{\"units\":\"minutes\"}", (double[]){2, -1, -9223372036854775808.0},
            (int64_t[]){120000000000, -60000000000, NAT}, 3, ZF_UNIT_ns);
@@ -129,6 +139,36 @@ static void values(void)
            (double[]){2}, (int64_t[]){2000}, 1, ZF_UNIT_ns);
 }
 
+/* time stamps beyond int64 ns fail their chunk with a reason */
+static void since_overflow(void)
+{
+    static const struct { const char *dt, *attrs; double v; } cases[] = {
+        {"int64", "{\"units\":\"days since 2000-01-01\"}", 200000},  /* year 2547 */
+        {"int64", "{\"units\":\"days since 2000-01-01\"}", -200000}, /* year 1452 */
+        {"int64", "{\"units\":\"days since 2000-01-01\"}", 1e15},    /* count * ns overflows */
+        {"float64", "{\"units\":\"seconds since 2262-04-11\"}", 86400.5},
+        {"float64", "{\"units\":\"seconds since 1970-01-01\"}", INFINITY}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        zf_meta m;
+        char err[256];
+        int rc = parse(cases[i].dt, "0", cases[i].attrs, 1, &m, err, sizeof err);
+        CHECK(rc == ZF_OK, "since overflow %zu: parse %d", i, rc);
+        if (rc)
+            continue;
+        uint8_t buf[8];
+        int64_t iv = (int64_t)cases[i].v;
+        if (m.elem.kind == ZF_ELEM_FLOAT)
+            memcpy(buf, &cases[i].v, 8);
+        else
+            memcpy(buf, &iv, 8);
+        uint64_t shape[1] = {1};
+        err[0] = '\0';
+        rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, err, sizeof err);
+        CHECK(rc == ZF_ECORRUPT && err[0], "since overflow %zu: rc %d", i, rc);
+        zf_meta_clear(&m);
+    }
+}
+
 /* metadata that is not durations, or damaged */
 static void recognition(void)
 {
@@ -137,7 +177,12 @@ static void recognition(void)
         int rc;
     } cases[] = {
         {"int64", "0", "{}", 1},
-        {"int64", "0", "{\"units\":\"hours since 2000-01-01\"}", 1},
+        {"int64", "0", "{\"units\":\"hours since 2000-01-01\"}", ZF_OK}, /* time stamps */
+        {"int64", "0", "{\"units\":\"hours since 2000-01-01\",\"calendar\":\"noleap\"}",
+         ZF_EUNSUPPORTED},
+        {"int64", "0", "{\"units\":\"hours since 2000-01-01\",\"calendar\":7}", ZF_ECORRUPT},
+        {"int64", "0", "{\"units\":\"hours since 1000-01-01\"}", ZF_EUNSUPPORTED},
+        {"int64", "0", "{\"units\":\"weeks since 2000-01-01\"}", ZF_EUNSUPPORTED},
         {"int64", "0", "{\"units\":\"m\"}", 1},
         {"int64", "0", "{\"units\":\"Days\"}", 1},
         {"bool", "false", "{\"units\":\"seconds\"}", 1},
@@ -243,6 +288,7 @@ int main(void)
 {
     values();
     recognition();
+    since_overflow();
     out_of_range();
     v2_mask();
     return check_summary("test_cf");

@@ -1,7 +1,8 @@
 /* test_meta.c - metadata parsing against golden summaries.
  *
  * Every file in golden/meta/ (v3 *.json; v2 *.zarray with an optional *.zattrs
- * beside it) is parsed and summarised in one line; the summaries must equal
+ * beside it) is parsed and summarised in one line ("td" durations, "dt" time
+ * stamps); the summaries must equal
  * the hand-written lines of golden/meta/expected.txt ("FILE: SUMMARY").  A
  * rejected input summarises as "error CLASS: REASON", the parser's one-line
  * reason, compared whole (as jq's %%FAIL tests compare the message): an input
@@ -68,9 +69,9 @@ static void summarise(int rc, const char *why, zf_node_kind kind, const zf_meta 
     for (unsigned i = 0; i < m->ndim; i++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "",
                  m->dim_names[i] ? m->dim_names[i] : "-");
-    snprintf(out, cap, "td v%d shape=%s chunks=%s read=%s unit=%s scale=%u fill=%lld key=%s codecs=%s dims=%s",
-             m->zarr_format, shape, chunks, read, zf_unit_name(m->unit), m->scale, (long long)m->fill,
-             key, codecs, names);
+    snprintf(out, cap, "%s v%d shape=%s chunks=%s read=%s unit=%s scale=%u fill=%lld key=%s codecs=%s dims=%s",
+             m->values == ZF_VALUES_DATETIME ? "dt" : "td", m->zarr_format, shape, chunks, read,
+             zf_unit_name(m->unit), m->scale, (long long)m->fill, key, codecs, names);
 }
 
 /* summary line for one golden file */
