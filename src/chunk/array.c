@@ -36,8 +36,10 @@ struct zf_array {
     zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
     int unlisted;             /* the store cannot be listed: stamps are learned from reads */
     zf_fp origin;             /* stamps of the metadata documents (zf_array_set_origin) */
-    pthread_mutex_t mu;       /* guards learned */
-    zf_snap learned;          /* unlisted: stamps of the stored chunks read so far */
+    pthread_mutex_t mu;       /* guards learned and learning */
+    zf_snap learned;          /* unlisted: stamps of the stored chunks read by the pass */
+    int learning;             /* unlisted, and the size pass has not ended */
+    int learned_once;         /* a pass ended before: chunks it cached are not read again */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };
@@ -356,7 +358,9 @@ static zf_fp absent_digest(void)
 static void learn(zf_array *a, uint64_t k, const zf_stamp *st)
 {
     pthread_mutex_lock(&a->mu);
-    take_stamp(&a->learned, k, st);
+    zf_snap *l = &a->learned; /* the inner chunks of a shard come in a row: one entry */
+    if (a->learning && (!l->n || l->v[l->n - 1].k != k))
+        take_stamp(l, k, st);
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -770,6 +774,9 @@ int zf_array_snapshot(zf_array *a, zf_fp *fp)
         if (rc != ZF_EUNSUPPORTED)
             return ZF_ENOMEM;
         a->unlisted = 1; /* no snapshot: keyed by the metadata's stamps (array.h) */
+        pthread_mutex_lock(&a->mu);
+        a->learning = 1;
+        pthread_mutex_unlock(&a->mu);
         fp_meta(a, fp);
         zf_fp_add(fp, "unlisted", 8);
         zf_fp_add(fp, &a->origin, sizeof a->origin);
@@ -795,26 +802,25 @@ int zf_array_unlisted(const zf_array *a)
     return a->unlisted;
 }
 
-int zf_array_adopt_learned(zf_array *a)
+int zf_array_end_learning(zf_array *a, int adopt)
 {
     zf_snap *s = calloc(1, sizeof *s);
-    if (!s)
-        return ZF_ENOMEM;
     pthread_mutex_lock(&a->mu);
-    int failed = a->learned.failed;
-    if (!failed && a->learned.n) {
-        s->v = malloc(a->learned.n * sizeof *s->v);
-        failed = !s->v;
-        if (s->v) {
-            memcpy(s->v, a->learned.v, a->learned.n * sizeof *s->v);
-            s->n = s->cap = s->files = a->learned.n;
-        }
+    int failed = !s || a->learned.failed;
+    if (s) { /* the learned stamps move into s */
+        s->v = a->learned.v;
+        s->n = s->cap = a->learned.n;
     }
+    memset(&a->learned, 0, sizeof a->learned);
+    a->learning = 0;
+    adopt = adopt && !a->learned_once; /* a retried pass saw only what the cache lacked */
+    a->learned_once = 1;
     pthread_mutex_unlock(&a->mu);
-    if (failed) {
-        free(s->v);
+    if (failed || !adopt) {
+        if (s)
+            free(s->v);
         free(s);
-        return ZF_ENOMEM;
+        return failed && adopt ? ZF_ENOMEM : ZF_ENOTFOUND;
     }
     snap_sort(s); /* a shard read for each of its inner chunks: one entry */
     s->files = s->n;
