@@ -9,6 +9,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "chunk/convert.h"
+#include "chunk/shardidx.h"
 
 /* one stored chunk present in the store: its index (C order over the stored
  * grid) and the digest of its stamp */
@@ -34,6 +35,7 @@ struct zf_array {
     uint64_t grid[ZF_MAX_DIMS];
     uint64_t nchunks;
     zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
+    zf_shardidx *shards;      /* remote and sharded: recent shard indexes (NULL: none kept) */
     int unlisted;             /* the store cannot be listed: stamps are learned from reads */
     zf_fp origin;             /* stamps of the metadata documents (zf_array_set_origin) */
     pthread_mutex_t mu;       /* guards learned and learning */
@@ -66,6 +68,8 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
     if (a->meta.cf.how != ZF_CF_NATIVE) /* the fill value as ticks, as every chunk */
         a->fill_rc = zf_convert_one(&a->meta.cf, a->meta.cf.fill_raw, &a->meta.fill, a->fill_err,
                                     sizeof a->fill_err);
+    if (store->remote && zf_pipeline_partial(a->meta.pipeline))
+        a->shards = zf_shardidx_new(); /* NULL: every inner chunk reads its shard's index */
     a->nchunks = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         a->grid[d] = (a->meta.shape[d] + a->meta.read_chunks[d] - 1) / a->meta.read_chunks[d];
@@ -84,6 +88,7 @@ void zf_array_free(zf_array *a)
         free(a->snap->v);
     free(a->snap);
     free(a->learned.v);
+    zf_shardidx_free(a->shards);
     pthread_mutex_destroy(&a->mu);
     free(a->path);
     free(a);
@@ -233,9 +238,23 @@ static uint64_t inner_position(unsigned ndim, const uint64_t *e, const uint64_t 
     return k;
 }
 
-/* walk the shard levels down to the innermost chunk holding element origin */
-static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, range *r,
-                        const zf_pipeline **pp, char *err, size_t errcap)
+/* position of the outermost inner chunk holding element origin in its shard */
+static uint64_t outer_position(const zf_array *a, const uint64_t *origin)
+{
+    const uint64_t *inner;
+    uint64_t e[ZF_MAX_DIMS];
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        e[d] = origin[d] % a->meta.chunks[d];
+    zf_pipeline_inner(a->meta.pipeline, &inner);
+    return inner_position(a->meta.ndim, e, a->meta.chunks, inner);
+}
+
+/* walk the shard levels down to the innermost chunk holding element origin;
+ * cached: r is already the outermost level's inner chunk (shardidx.h).  The
+ * outermost index read (stored chunk k, version st) is kept for the next. */
+static int locate_inner(const zf_array *a, const char *key, uint64_t k, const zf_stamp *st,
+                        int cached, uint64_t *origin, range *r, const zf_pipeline **pp, char *err,
+                        size_t errcap)
 {
     const zf_pipeline *p = a->meta.pipeline;
     const uint64_t *shard = a->meta.chunks, *inner;
@@ -243,10 +262,12 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
     for (unsigned d = 0; d < a->meta.ndim; d++)
         e[d] = origin[d] % shard[d];
     const zf_pipeline *next;
-    while (zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner))) {
+    for (int level = 0; zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner)); level++) {
         uint64_t *idx = NULL;
-        int rc = read_index(a, key, p, *r, &idx, err, errcap);
-        if (rc == ZF_OK)
+        int rc = level == 0 && cached ? ZF_OK : read_index(a, key, p, *r, &idx, err, errcap);
+        if (level == 0 && a->shards && !cached) /* (claimed by the caller: ends the claim) */
+            zf_shardidx_put(a->shards, k, idx, zf_pipeline_inner_count(p), st);
+        if (rc == ZF_OK && idx)
             rc = select_inner(idx, inner_position(a->meta.ndim, e, shard, inner), r, err, errcap);
         free(idx);
         if (rc)
@@ -263,6 +284,7 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
 static int check_stamp(zf_array *a, uint64_t index, const char *key, int rc,
                        const zf_stamp *st, char *err, size_t errcap);
 static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st);
+static uint64_t stored_index(const zf_array *a, uint64_t index);
 
 /* read (part of) the stored value at key into raw and decode it; the
  * version read is checked against the snapshot (check_stamp) */
@@ -277,17 +299,26 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn, &st, err, errcap);
         rc = check_stamp(a, index, key, rc, &st, err, errcap);
     } else {
-        uint64_t origin[ZF_MAX_DIMS];
+        uint64_t origin[ZF_MAX_DIMS], k = stored_index(a, index), ent[2];
         chunk_origin(a, index, origin);
-        rc = zf_store_stamp(a->store, key, &st); /* the shard's size and version */
+        int claimed = 0, cached = a->shards && zf_shardidx_get(a->shards, k, outer_position(a, origin),
+                                                               &ent[0], &ent[1], &st, &claimed);
+        rc = cached ? ZF_OK : zf_store_stamp(a->store, key, &st); /* the shard's size, version */
+        if (cached && st.kind == ZF_STORE_ABSENT)
+            rc = ZF_ENOTFOUND;
+        int absent = rc == ZF_ENOTFOUND;
         rc = check_stamp(a, index, key, rc, &st, err, errcap);
         if (rc == ZF_OK && st.kind != ZF_STORE_FILE) {
             snprintf(err, errcap, "not a regular file");
             rc = ZF_ECORRUPT;
         }
         range r = {0, st.size};
+        if (rc == ZF_OK && cached) /* the outermost index entry, checked as if read */
+            rc = select_inner(ent, 0, &r, err, errcap);
         if (rc == ZF_OK)
-            rc = locate_inner(a, key, origin, &r, &p, err, errcap);
+            rc = locate_inner(a, key, k, &st, cached, origin, &r, &p, err, errcap);
+        else if (claimed) /* no index read: absent, or the waiting readers try themselves */
+            zf_shardidx_put(a->shards, k, NULL, 0, absent ? &st : NULL);
         if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
             snprintf(err, errcap, "inner chunk of %llu bytes is larger than any valid encoding",
                      (unsigned long long)r.len);
