@@ -438,6 +438,15 @@ uint64_t zf_array_chunk_elems(const zf_array *a)
     return n;
 }
 
+/* was the stored chunk holding read chunk index absent at the snapshot of a
+ * remote store?  (A local store's absent chunk is still looked at: one that
+ * appeared since is a change, ZF_ESTALE.) */
+static int snapshot_absent(const zf_array *a, uint64_t index)
+{
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    return a->store->remote && snap && !snap_find(snap, stored_index(a, index));
+}
+
 /* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
  * (into buf, or new memory if NULL), or fill */
 static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
@@ -449,7 +458,9 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     if (!raw)
         tmp.p = zf_pool_take(pool, 0, &tmp.cap);
     int rc = chunk_store_key(a, index, key, sizeof key);
-    if (rc == ZF_OK)
+    if (rc == ZF_OK && snapshot_absent(a, index))
+        rc = ZF_ENOTFOUND; /* remote: a request saved, the fill value as the index has it */
+    else if (rc == ZF_OK)
         rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
     zf_pool_give(pool, tmp.p, tmp.cap);
     if (rc == ZF_ENOTFOUND && a->fill_rc) { /* CF: a fill value beyond int64 ticks */

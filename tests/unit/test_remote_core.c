@@ -582,6 +582,26 @@ static void test_size(int sharded)
                       "%s: the second mount sizes from the persisted index with no chunk request "
                       "(%ld reads, %ld stamps)", kind, (long)f.chunk_reads, (long)f.stamps);
             }
+            if (mount == 1) { /* cat: sequential reads keep the store's requests in flight */
+                CHECK(zf_cache_start_prefetch(cache, 1) == ZF_OK, "prefetch starts");
+                reset(&f);
+                zf_cursor cur = {0, UINT64_MAX};
+                char piece[4096];
+                uint64_t pos = 0;
+                size_t got = 0;
+                int ok = 1;
+                while (ok && pos < size) {
+                    ok = zf_layout_read_from(n->layout, ZF_VIEW_TXT, pos, piece, sizeof piece, &got,
+                                             &cur) == ZF_OK && got > 0 &&
+                         !memcmp(piece, ltxt + pos, got);
+                    pos += got;
+                }
+                CHECK(ok && pos == ltn, "%s: cat reads the local bytes", kind);
+                CHECK(f.max_inflight >= 8, "%s: cat keeps %d requests in flight, want >= 8", kind,
+                      (int)f.max_inflight);
+                printf("cat, %s: %ld requests, at most %d in flight\n", kind, requests(&f),
+                       (int)f.max_inflight);
+            }
             uint64_t got;
             char *txt = whole(n->layout, ZF_VIEW_TXT, &got), *ctext = whole(csv->layout, ZF_VIEW_CSV, &got);
             CHECK(txt && ltxt && !memcmp(txt, ltxt, (size_t)ltn), "%s mount %d: .txt bytes as local",
