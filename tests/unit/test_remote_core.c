@@ -433,7 +433,7 @@ static void test_walk_consolidated(zf_cache *cache)
             if (rt && lt)
                 same_as_local(rt, lt, what);
             CHECK(rt && zf_tree_count(rt) == (d ? 302u : 301u), "%s: 100 arrays shown", what);
-            CHECK(requests(&f) <= 5, "%s: %ld requests for 100 arrays (reads %ld, stamps %ld, "
+            CHECK(requests(&f) <= 2, "%s: %ld requests for 100 arrays (reads %ld, stamps %ld, "
                   "lists %ld)", what, requests(&f), (long)f.reads, (long)f.stamps, (long)f.lists);
             CHECK(f.lists == 0 && f.chunk_reads == 0, "%s: no listing, no chunk", what);
             printf("walk, %s: %ld requests for 100 arrays\n", what, requests(&f));
@@ -464,7 +464,7 @@ static void test_walk_plain(zf_cache *cache)
     zf_tree *t = NULL;
     CHECK(zf_tree_build(s, cache, &o, &t) == ZF_OK, "HTTP, a root group without consolidation");
     CHECK(t && zf_tree_count(t) == 1, "only the root is shown");
-    CHECK(requests(&f) <= 5, "%ld requests", requests(&f));
+    CHECK(requests(&f) <= 4, "%ld requests", requests(&f));
     zf_tree_free(t);
     zf_store_close(s);
 
