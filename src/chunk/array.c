@@ -355,7 +355,6 @@ static zf_fp stamp_digest(const zf_array *a, const char *key)
     return zf_stamp_version(&st);
 }
 
-
 /* index of the first entry of s with index >= k (s->n if none) */
 static size_t snap_lower(const zf_snap *s, uint64_t k)
 {
