@@ -43,6 +43,7 @@ typedef struct walker {
     const zf_store *store;
     zf_cons *cons;              /* consolidated metadata; NULL if none */
     int cons_rc;                /* why cons is NULL (ZF_ENOTFOUND: the store has none) */
+    int no_root_v3;             /* the root has no zarr.json (found while loading cons) */
     char cons_err[256];
     char path[ZF_KEY_MAX];      /* key of the node being visited ("" the root) */
     size_t plen;
@@ -52,6 +53,8 @@ typedef struct walker {
     later *later;               /* a queue: walked in order, appended while walking */
     size_t nlater, later_cap;
     size_t shown, other, left_out; /* arrays shown, arrays of other types, nodes left out */
+    zf_fp origin;               /* stamps of the documents the node classified last came from */
+    int own_docs;               /* some node's own metadata documents were read */
 } walker;
 
 /* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
@@ -99,8 +102,10 @@ static int join(char *buf, size_t cap, const char *dir, const char *name)
     return n >= 0 && (size_t)n < cap ? 0 : -1;
 }
 
-/* read the metadata document dir/name into *doc (the caller frees it):
- * ZF_OK, ZF_ENOTFOUND if absent, or another error with the reason in err */
+/* read the metadata document dir/name into *doc (the caller frees it) and
+ * mix its stamp into the fingerprint: ZF_OK, ZF_ENOTFOUND if absent, or
+ * another error with the reason in err (a remote store's 403 too: the node
+ * is left out with a log line) */
 static int read_doc(walker *w, const char *dir, const char *name, char **doc, size_t *n,
                     char *err, size_t errcap)
 {
@@ -108,9 +113,17 @@ static int read_doc(walker *w, const char *dir, const char *name, char **doc, si
     if (join(key, sizeof key, dir, name))
         return ZF_ENOTFOUND;
     zf_store_buf buf = {NULL, 0};
-    mix_stamp(w, key, NULL);
     size_t max = *dir ? ZF_MAX_META : w->root_max;
-    int rc = zf_store_read(w->store, key, max, &buf, n, NULL, why, sizeof why);
+    zf_stamp st;
+    w->own_docs = 1;
+    int rc = zf_store_read(w->store, key, max, &buf, n, &st, why, sizeof why);
+    if (rc == ZF_OK || rc == ZF_ENOTFOUND) { /* the read's own stamp: no second request */
+        zf_fp d = zf_stamp_digest(&st);
+        zf_tree_fp_mix(w->t, key, &d, sizeof d);
+        zf_fp_add(&w->origin, &d, sizeof d);
+    } else {
+        mix_stamp(w, key, NULL); /* what is there instead (a directory, a link) */
+    }
     if (rc == ZF_OK) {
         *doc = (char *)buf.p; /* ownership passes to the caller */
         return ZF_OK;
@@ -164,6 +177,7 @@ static int add_array(walker *w, size_t dir, const char *name, const char *path, 
         zf_array_free(a);
         return ZF_ENOMEM;
     }
+    zf_array_set_origin(a, &w->origin);
     t->arrays[t->narrays] = a;
     t->layouts[t->narrays++] = l;
     w->shown++;
@@ -204,11 +218,16 @@ static int newer_than_cons(walker *w, const char *dir, const char *name)
     return stamp_usable(&st) && st.mtime > zf_cons_stamp(w->cons)->mtime;
 }
 
-/* classify the root from the copy the consolidated metadata keeps (v3) */
+/* classify the root from the copy the consolidated metadata keeps (v3; for
+ * a remote store, v2's too) */
 static int classify_cons_root(walker *w, zf_node_kind *kind, zf_meta *m)
 {
     size_t n;
     const char *doc = zf_cons_root(w->cons, &n);
+    if (!doc && w->store->remote && zf_cons_v2_root_group(w->cons)) {
+        *kind = ZF_KIND_GROUP;
+        return ZF_OK;
+    }
     if (!doc)
         return ZF_ENOTFOUND;
     char err[256] = "";
@@ -227,7 +246,10 @@ static int classify_cons(walker *w, const char *path, zf_node_kind *kind, zf_met
     const zf_cons_node *e = w->cons ? zf_cons_find(w->cons, path) : NULL;
     if (!e || !e->doc)
         return ZF_ENOTFOUND;
-    int newer = e->zarr_format == 3
+    /* a remote store's consolidated metadata is taken as it is (as zarr-python
+     * does): checking each node's own document would cost a request per node */
+    int newer = w->store->remote ? 0
+              : e->zarr_format == 3
                     ? newer_than_cons(w, path, "zarr.json")
                     : newer_than_cons(w, path, e->v2_group ? ".zgroup" : ".zarray") |
                           newer_than_cons(w, path, ".zattrs");
@@ -259,11 +281,19 @@ static int classify(walker *w, const char *path, zf_node_kind *kind, zf_meta *m)
 {
     char err[256] = "", *doc = NULL, *attrs = NULL;
     size_t n, an = 0;
+    zf_fp_init(&w->origin);
     int rc = classify_cons(w, path, kind, m);
-    if (rc != ZF_ENOTFOUND)
+    if (rc != ZF_ENOTFOUND) {
+        zf_fp d = zf_stamp_digest(w->cons ? zf_cons_stamp(w->cons) : &(zf_stamp){0});
+        zf_fp_add(&w->origin, &d, sizeof d);
         return rc;
+    }
     /* a document that is there but cannot be read leaves the node out */
-    if ((rc = read_doc(w, path, "zarr.json", &doc, &n, err, sizeof err)) == ZF_OK) {
+    if (!*path && w->no_root_v3 && w->store->remote) /* asked already: not again */
+        rc = ZF_ENOTFOUND;
+    else
+        rc = read_doc(w, path, "zarr.json", &doc, &n, err, sizeof err);
+    if (rc == ZF_OK) {
         rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
     } else if (rc == ZF_ENOTFOUND &&
                (rc = read_doc(w, path, ".zarray", &doc, &n, err, sizeof err)) == ZF_OK) {
@@ -396,12 +426,10 @@ typedef struct children {
     size_t n, cap;
 } children;
 
-/* list callback: keep the directories */
-static int collect_dir(void *arg, const zf_store_entry *e)
+/* add the child called name[0..len) (no identity: a remote store's) */
+static int add_child(children *c, const char *name, size_t len, uint64_t dev, uint64_t ino,
+                     int alias)
 {
-    children *c = arg;
-    if (e->stamp.kind != ZF_STORE_DIR)
-        return 0;
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 16;
         child *v = realloc(c->v, cap * sizeof *v);
@@ -410,16 +438,46 @@ static int collect_dir(void *arg, const zf_store_entry *e)
         c->v = v;
         c->cap = cap;
     }
-    char *name = strdup(e->name);
-    if (!name)
+    char *copy = strndup(name, len);
+    if (!copy)
         return ZF_ENOMEM;
-    c->v[c->n++] = (child){name, e->stamp.dev, e->stamp.ino, e->alias};
+    c->v[c->n++] = (child){copy, dev, ino, alias};
     return 0;
+}
+
+/* list callback: keep the directories */
+static int collect_dir(void *arg, const zf_store_entry *e)
+{
+    if (e->stamp.kind != ZF_STORE_DIR)
+        return 0;
+    return add_child(arg, e->name, strlen(e->name), e->stamp.dev, e->stamp.ino, e->alias);
+}
+
+/* consolidated metadata callback: every child is a candidate directory */
+static int collect_cons(void *arg, const char *name, size_t len)
+{
+    return add_child(arg, name, len, 0, 0, 0);
 }
 
 static int by_child_name(const void *a, const void *b)
 {
     return strcmp(((const child *)a)->name, ((const child *)b)->name);
+}
+
+/* sort by name, dropping repeated names (consolidated metadata may name a child twice) */
+static void sort_children(children *c)
+{
+    if (c->n < 2)
+        return;
+    qsort(c->v, c->n, sizeof *c->v, by_child_name);
+    size_t k = 1;
+    for (size_t i = 1; i < c->n; i++) {
+        if (strcmp(c->v[i].name, c->v[k - 1].name))
+            c->v[k++] = c->v[i];
+        else
+            free(c->v[i].name);
+    }
+    c->n = k;
 }
 
 static void free_children(children *c)
@@ -475,6 +533,16 @@ static int visit_child(walker *w, size_t dir, const child *ch, int depth)
     return rc;
 }
 
+/* log that the group at w->path shows no children: the store cannot be
+ * listed (plain HTTP) and has no consolidated metadata */
+static void log_unlisted(const walker *w)
+{
+    zf_log("%s%s%s: a group, but this store cannot be listed and has no consolidated "
+           "metadata; its children are not shown (consolidate the store's metadata, e.g. "
+           "zarr.consolidate_metadata, to see them)", zf_store_path(w->store), *w->path ? "/" : "",
+           w->path);
+}
+
 /* walk the group at w->path (node dir): its child directories in name order */
 static int walk_group(walker *w, size_t dir, int depth)
 {
@@ -484,11 +552,14 @@ static int walk_group(walker *w, size_t dir, int depth)
         return ZF_OK;
     }
     children c = {NULL, 0, 0};
-    int rc = zf_store_list(w->store, w->path, 0, collect_dir, &c);
+    int rc;
+    if (w->cons && w->store->remote) /* one document for the whole tree: no listing */
+        rc = zf_cons_children(w->cons, w->path, collect_cons, &c);
+    else if ((rc = zf_store_list(w->store, w->path, 0, collect_dir, &c)) == ZF_EUNSUPPORTED)
+        log_unlisted(w);
     if (rc != ZF_ENOMEM) /* a directory that cannot be listed holds nothing */
         rc = ZF_OK;
-    if (c.n > 1)
-        qsort(c.v, c.n, sizeof *c.v, by_child_name);
+    sort_children(&c);
     for (size_t i = 0; rc == ZF_OK && i < c.n; i++)
         rc = visit_child(w, dir, &c.v[i], depth + 1);
     free_children(&c);
@@ -608,18 +679,22 @@ int zf_tree_walk(zf_tree *t)
     char name[256];
     root_array_name(w->store, name, sizeof name);
     w->root_max = root_limit();
-    w->cons_rc = zf_cons_load(w->store, w->root_max, &w->cons, w->cons_err, sizeof w->cons_err);
+    w->cons_rc = zf_cons_load(w->store, w->root_max, &w->cons, &w->no_root_v3, w->cons_err,
+                              sizeof w->cons_err);
     int rc = w->cons_rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_OK;
     if (w->cons) { /* the document all nodes' metadata comes from */
         zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));
         zf_tree_fp_mix(t, zf_cons_key(w->cons), &d, sizeof d);
+        t->cons_stamp = *zf_cons_stamp(w->cons);
     }
-    zf_stamp root;
-    if (rc == ZF_OK && (rc = zf_store_stamp(w->store, "", &root)) == ZF_OK &&
+    zf_stamp root = {0}; /* a remote store's root has no identity: not asked for */
+    if (rc == ZF_OK && (w->store->remote || (rc = zf_store_stamp(w->store, "", &root)) == ZF_OK) &&
         (rc = first_visit(w, root.dev, root.ino)) == 1)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)
         rc = walk_later(w);
+    if (w->cons && !w->own_docs) /* every node from that document: re-checked by its stamp */
+        snprintf(t->cons_key, sizeof t->cons_key, "%s", zf_cons_key(w->cons));
     if (rc == ZF_OK && !t->opts->generation) /* at mount; not on every re-check */
         zf_log_msg(w->shown == 0 || w->left_out ? ZF_LOG_WARN : ZF_LOG_INFO, /* worth a look? */
                    "%zu arrays found, %zu shown (%zu of other data types); %zu nodes left out "

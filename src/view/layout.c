@@ -17,6 +17,8 @@
 
 enum { UNSIZED, SIZING, SIZED };
 
+#define ZF_PASS_MAX_THREADS 64
+
 /* geometry of one chunk: first element and extent inside the array */
 typedef struct cgeom {
     uint64_t origin[ZF_MAX_DIMS], extent[ZF_MAX_DIMS];
@@ -108,6 +110,10 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
         cs *= l->m->read_chunks[d];
     }
     l->line_max = (size_t)l->ndim * 21 + ZF_VALUE_MAX + sizeof qnat + 2;
+    l->per_shard = 1;
+    for (unsigned d = 0; d < l->ndim; d++) /* inner chunks divide the shard (the spec says so) */
+        l->per_shard *= l->m->chunks[d] / l->m->read_chunks[d];
+    l->by_shard = zf_array_store(a)->remote && l->per_shard > 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     l->threads = opts->threads ? opts->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
     pthread_mutex_init(&l->mu, NULL);
@@ -140,7 +146,8 @@ const zf_text *zf_layout_text(const zf_layout *l)
 
 typedef struct pass {
     zf_layout *l;
-    uint64_t next;       /* next chunk to measure (atomic) */
+    int by_shard;        /* a remote sharded array: work goes by shards (shard_pass) */
+    uint64_t next;       /* next chunk (or shard) to measure (atomic) */
     int rc;              /* first fatal error (atomic) */
     unsigned reserve;    /* chunks of cache room the workers' own buffers count for */
 } pass;
@@ -346,13 +353,71 @@ static int claim(pass *p, uint64_t *c0, uint64_t *c1, int *absent)
     return 1;
 }
 
+/* A remote sharded array's pass goes shard by shard (l->by_shard): each
+ * worker measures every read chunk of the shard it claimed (one whole-shard
+ * GET, the inner chunks decoded from it: chunk/shardidx.h), so the workers
+ * keep as many shards in flight as there are workers, rather than waiting
+ * for the few shards their neighbouring chunks share. */
+
+/* number of shards along dimension d */
+static uint64_t shard_grid(const zf_layout *l, unsigned d)
+{
+    return (l->m->shape[d] + l->m->chunks[d] - 1) / l->m->chunks[d];
+}
+
+/* measure every read chunk of shard k (C order over the shard grid) */
+static int measure_shard(pass *p, uint64_t k, pass_scratch *s)
+{
+    zf_layout *l = p->l;
+    uint64_t lo[ZF_MAX_DIMS], hi[ZF_MAX_DIMS], c[ZF_MAX_DIMS];
+    for (unsigned d = l->ndim; d-- > 0;) { /* the box of read chunks the shard holds */
+        uint64_t ratio = l->m->chunks[d] / l->m->read_chunks[d], g = shard_grid(l, d);
+        lo[d] = k % g * ratio;
+        hi[d] = lo[d] + ratio < zf_array_grid(l->a, d) ? lo[d] + ratio : zf_array_grid(l->a, d);
+        c[d] = lo[d];
+        k /= g;
+    }
+    for (;;) {
+        uint64_t ci = 0;
+        for (unsigned d = 0; d < l->ndim; d++)
+            ci = ci * zf_array_grid(l->a, d) + c[d];
+        int rc = ZF_OK;
+        if (zf_array_absent_run(l->a, ci))
+            measure_absent(l, ci, ci + 1);
+        else
+            rc = measure_chunk(l, ci, p->reserve, s);
+        if (rc)
+            return rc;
+        unsigned d = l->ndim;
+        while (d-- > 0 && ++c[d] == hi[d])
+            c[d] = lo[d];
+        if (d == (unsigned)-1)
+            return ZF_OK;
+    }
+}
+
+/* claim the next shard (l->by_shard); 0 when there is none left */
+static int claim_shard(pass *p, uint64_t *k)
+{
+    uint64_t total = 1;
+    for (unsigned d = 0; d < p->l->ndim; d++)
+        total *= shard_grid(p->l, d); /* <= the read grid's chunks: no overflow */
+    *k = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+    return *k < total && !__atomic_load_n(&p->rc, __ATOMIC_RELAXED);
+}
+
 static void *pass_worker(void *arg)
 {
     pass *p = arg;
     pass_scratch s = {NULL, {NULL, 0}};
     uint64_t c0, c1;
     int absent;
-    while (claim(p, &c0, &c1, &absent)) {
+    while (p->by_shard && claim_shard(p, &c0)) {
+        int rc = measure_shard(p, c0, &s);
+        if (rc)
+            __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
+    }
+    while (!p->by_shard && claim(p, &c0, &c1, &absent)) {
         int rc = ZF_OK;
         if (absent)
             measure_absent(p->l, c0, c1);
@@ -366,16 +431,34 @@ static void *pass_worker(void *arg)
     return NULL;
 }
 
+/* workers of the size pass: one per CPU (opts->threads); for a remote store
+ * as many as it keeps requests in flight (zf_store.parallel), at most
+ * ZF_PASS_MAX_THREADS, and beyond the CPU count only as many as the cache
+ * has room for: each worker holds at most one decoded chunk and one stored
+ * (raw) chunk, counted against cache_size through the pass's reserve, so
+ * the requests in flight hold at most that many raw buffers */
+static unsigned pass_threads(const zf_layout *l)
+{
+    unsigned nt = l->threads < ZF_PASS_MAX_THREADS ? l->threads : ZF_PASS_MAX_THREADS;
+    const zf_store *st = zf_array_store(l->a);
+    unsigned want = st->remote ? st->parallel : 0;
+    want = want < ZF_PASS_MAX_THREADS ? want : ZF_PASS_MAX_THREADS;
+    while (want > nt && !zf_array_cache_room(l->a, 2 * want))
+        want--;
+    return want > nt ? want : nt;
+}
+
 static int run_pass(zf_layout *l)
 {
     for (int v = 0; v < 2; v++)
         if (!(l->off[v] = calloc((size_t)l->nblocks + 1, sizeof(uint64_t))))
             return ZF_ENOMEM;
-    pthread_t tid[64];
-    unsigned nt = l->threads < 64 ? l->threads : 64, started = 0;
+    pthread_t tid[ZF_PASS_MAX_THREADS];
+    unsigned nt = pass_threads(l), started = 0;
     if (nt > l->nchunks)
         nt = l->nchunks ? (unsigned)l->nchunks : 1;
-    pass p = {.l = l, .reserve = 2 * nt}; /* each: a decoded chunk, its stored bytes */
+    pass p = {.l = l, .reserve = 2 * nt, /* each: a decoded chunk, its stored bytes */
+              .by_shard = l->by_shard};
     for (unsigned i = 1; i < nt; i++)
         if (pthread_create(&tid[started], NULL, pass_worker, &p) == 0)
             started++;
@@ -468,6 +551,43 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     return rc;
 }
 
+/* the persisted index saved under fp into l->off, with (unlisted store) the
+ * chunk versions it was computed from as the array's snapshot: ZF_OK, or
+ * ZF_ENOTFOUND (none usable), ZF_ENOMEM */
+static int load_persisted(zf_layout *l, const zf_fp *fp)
+{
+    for (int v = 0; v < 2; v++)
+        if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
+            return ZF_ENOMEM;
+    int unlisted = zf_array_unlisted(l->a);
+    void *snap = NULL;
+    size_t snap_len = 0;
+    uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
+    size_t most = n < SIZE_MAX / 24 ? (size_t)n * 24 : SIZE_MAX;
+    if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
+                         unlisted ? &snap : NULL, &snap_len) != 0)
+        return ZF_ENOTFOUND;
+    int rc = unlisted ? zf_array_snap_load(l->a, snap, snap_len) : ZF_OK;
+    free(snap);
+    if (rc == ZF_ECORRUPT)
+        return ZF_ENOTFOUND;
+    if (rc || zf_array_store(l->a)->remote) /* remote: no chunk is fetched to check it */
+        return rc;
+    if ((rc = check_last_block(l)) != ZF_ESTALE)
+        return rc;
+    zf_log("%s/%s: the persisted offset index does not match the last chunks (stale); "
+           "recomputing it", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
+    return ZF_ENOTFOUND;
+}
+
+/* save the index under fp, with the chunk versions of an unlisted store */
+static void save_persisted(zf_layout *l, const zf_fp *fp)
+{
+    size_t len = 0;
+    const void *snap = zf_array_unlisted(l->a) ? zf_array_snap_data(l->a, &len) : NULL;
+    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], snap, len);
+}
+
 /* the offset index: from the persisted copy if it matches, else by a pass */
 static int load_or_build(zf_layout *l)
 {
@@ -475,24 +595,21 @@ static int load_or_build(zf_layout *l)
     int rc = layout_fingerprint(l, &fp);
     if (rc)
         return rc;
-    if (l->index_dir) {
-        for (int v = 0; v < 2; v++)
-            if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
-                return ZF_ENOMEM;
-        if (zf_idxcache_load(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]) == 0) {
-            if ((rc = check_last_block(l)) != ZF_ESTALE)
-                return rc;
-            zf_log("%s/%s: the persisted offset index does not match the last chunks (stale); "
-                   "recomputing it", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
-        }
-        for (int v = 0; v < 2; v++) {
-            free(l->off[v]);
-            l->off[v] = NULL;
-        }
+    if (l->index_dir && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
+        return rc;
+    for (int v = 0; v < 2; v++) {
+        free(l->off[v]);
+        l->off[v] = NULL;
     }
     rc = run_pass(l);
-    if (rc == ZF_OK && l->index_dir && !l->bad)
-        zf_idxcache_save(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]);
+    int keep = rc == ZF_OK && !l->bad;
+    if (zf_array_unlisted(l->a)) { /* every chunk was read once: their versions are the snapshot */
+        int adopted = zf_array_end_learning(l->a, keep);
+        keep = keep && adopted == ZF_OK; /* an index is saved only with its chunks' versions */
+        rc = rc ? rc : adopted == ZF_ENOMEM ? adopted : ZF_OK;
+    }
+    if (keep && l->index_dir)
+        save_persisted(l, &fp);
     return rc;
 }
 

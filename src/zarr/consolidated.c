@@ -24,6 +24,7 @@ struct zf_cons {
     zf_stamp stamp;
     entry *entries; /* sorted by path after loading */
     size_t count, cap;
+    int v2_root_group; /* v2: the metadata holds the root's .zgroup */
 };
 
 typedef struct load_ctx {
@@ -123,6 +124,8 @@ static int v2_member(void *arg, const char *key, const char *val, size_t vlen)
     load_ctx *ctx = arg;
     const char *slash = strrchr(key, '/'), *base = slash ? slash + 1 : key;
     int doc = !strcmp(base, ".zarray") || !strcmp(base, ".zgroup");
+    if (!strcmp(key, ".zgroup"))
+        ctx->c->v2_root_group = 1;
     if (!slash || (!doc && strcmp(base, ".zattrs")))
         return ZF_OK; /* the root's documents are read from disk; others are not metadata */
     zf_cons_node *node = append(ctx->c, "", key, (size_t)(slash - key));
@@ -217,15 +220,16 @@ static void merge(zf_cons *c)
     c->count = k;
 }
 
-/* stamp and read key into c->text; the reason for an error in err */
+/* read key into c->text, its stamp (from the same read: one request to a
+ * remote store) into c->stamp; the reason for an error in err */
 static int read_key(zf_cons *c, const zf_store *s, const char *key, size_t max, char *err,
                     size_t errcap)
 {
     c->key = key;
     zf_store_buf buf = {NULL, 0};
     char why[200] = "";
-    int rc = zf_store_stamp(s, key, &c->stamp);
-    if (rc == ZF_OK && (rc = zf_store_read(s, key, max, &buf, &c->len, NULL, why, sizeof why)) == ZF_OK)
+    int rc = zf_store_read(s, key, max, &buf, &c->len, &c->stamp, why, sizeof why);
+    if (rc == ZF_OK)
         c->text = (char *)buf.p; /* c owns it */
     else
         free(buf.p);
@@ -234,12 +238,15 @@ static int read_key(zf_cons *c, const zf_store *s, const char *key, size_t max, 
     return rc;
 }
 
-int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, char *err, size_t errcap)
+int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, int *no_v3, char *err,
+                 size_t errcap)
 {
     zf_cons *c = calloc(1, sizeof *c);
     if (!c)
         return ZF_ENOMEM;
     int rc = read_key(c, s, "zarr.json", max, err, errcap);
+    if (no_v3)
+        *no_v3 = rc == ZF_ENOTFOUND;
     if (rc == ZF_OK)
         rc = load_v3(c, err, errcap);
     else if (rc == ZF_ENOTFOUND && (rc = read_key(c, s, ".zmetadata", max, err, errcap)) == ZF_OK)
@@ -300,4 +307,42 @@ const zf_cons_node *zf_cons_find(const zf_cons *c, const char *path)
             hi = mid;
     }
     return NULL;
+}
+
+int zf_cons_children(const zf_cons *c, const char *path, zf_cons_child_fn fn, void *ctx)
+{
+    size_t plen = strlen(path), lo = 0, hi = c->count;
+    while (lo < hi) { /* the first entry at or after "path/": the subtree is contiguous */
+        size_t mid = lo + (hi - lo) / 2;
+        const char *p = c->entries[mid].node.path;
+        int cmp = plen ? strncmp(p, path, plen) : 0;
+        if (cmp == 0 && plen)
+            cmp = p[plen] == '\0' ? -1 : (unsigned char)p[plen] - '/';
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const char *last = NULL;
+    size_t last_len = 0;
+    for (size_t i = lo; i < c->count; i++) {
+        const char *p = c->entries[i].node.path;
+        if (plen && (strncmp(p, path, plen) || p[plen] != '/'))
+            break;
+        const char *name = p + plen + (plen ? 1 : 0), *slash = strchr(name, '/');
+        size_t n = slash ? (size_t)(slash - name) : strlen(name);
+        if (n == 0 || (last && n == last_len && !memcmp(name, last, n)))
+            continue;
+        last = name;
+        last_len = n;
+        int rc = fn(ctx, name, n);
+        if (rc)
+            return rc;
+    }
+    return ZF_OK;
+}
+
+int zf_cons_v2_root_group(const zf_cons *c)
+{
+    return c->v2_root_group;
 }
