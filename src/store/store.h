@@ -175,4 +175,11 @@ int zf_store_buf_reserve(zf_store_buf *b, size_t n);
  * 2^-128 chance).  Arrays keep one digest per present chunk (chunk/array.h). */
 zf_fp zf_stamp_digest(const zf_stamp *st);
 
+/* Digest of the version a stamp identifies: zf_stamp_digest, but for a stamp
+ * with a version tag (an ETag) only its kind, size and tag count, so the same
+ * object seen by a listing and by a GET or HEAD (whose Last-Modified may
+ * differ in precision) has one version.  Without a tag (local files) it is
+ * zf_stamp_digest itself. */
+zf_fp zf_stamp_version(const zf_stamp *st);
+
 #endif
