@@ -493,6 +493,31 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
     return rc;
 }
 
+/* can any root metadata document be read (HEAD)?  For a store whose
+ * listing is denied: keys may still be readable one by one. */
+static int root_readable(const s3 *x)
+{
+    static const char *const keys[] = {"zarr.json", ".zmetadata", ".zgroup", ".zarray"};
+    enum { N = sizeof keys / sizeof *keys };
+    prep p[N];
+    zf_net_req r[N];
+    size_t k = 0;
+    for (size_t i = 0; i < N; i++) {
+        if (prep_make(x, "HEAD", keys[i], NULL, 0, &p[k]) != ZF_OK)
+            continue;
+        r[k] = (zf_net_req){.url = p[k].url, .headers = p[k].hdrs, .head = 1};
+        k++;
+    }
+    if (k)
+        zf_net_run(x->net, r, k);
+    int ok = 0;
+    for (size_t i = 0; i < k; i++) {
+        ok |= r[i].rc == ZF_OK;
+        prep_free(&p[i]);
+    }
+    return ok;
+}
+
 /* the first listing: credentials, bucket and prefix checked at once */
 static int probe(s3 *x, const char *name, char *err, size_t errcap)
 {
@@ -502,8 +527,8 @@ static int probe(s3 *x, const char *name, char *err, size_t errcap)
     int rc = list_page(x, x->prefix, NULL, 1, &buf, &pg, why, sizeof why, code);
     if (rc == ZF_OK && !pg.n) {
         rc = ERR(ZF_ENOTFOUND, "%s: no keys under this prefix", name);
-    } else if (rc != ZF_OK && !strcmp(code, "AccessDenied")) {
-        x->can_list = 0; /* the keys may still be readable one by one */
+    } else if (rc != ZF_OK && !strcmp(code, "AccessDenied") && root_readable(x)) {
+        x->can_list = 0; /* read key by key, from the root's metadata */
         rc = ZF_OK;
     } else if (rc != ZF_OK) {
         rc = ERR(rc, "%s: %s (credentials: %s)", name, why, x->cred->source);

@@ -47,9 +47,10 @@ void zf_s3_addr_free(zf_s3_addr *a);
 /* Open s3://bucket/prefix (prefix may be "" or end in '/'); *out owns the
  * store (zf_store_close).  Credentials come from s3cred.h; a first listing
  * of the prefix checks them, so a wrong key fails here, the S3 error code in
- * err ("SignatureDoesNotMatch", "InvalidAccessKeyId", "NoSuchBucket").  A
- * listing denied (AccessDenied) leaves a store that reads keys but cannot
- * list (ZF_EUNSUPPORTED).  ZF_ENOTFOUND: no such bucket, or no key under
+ * err ("SignatureDoesNotMatch", "InvalidAccessKeyId", "NoSuchBucket").  When
+ * the listing is denied (AccessDenied) but a root metadata key (zarr.json,
+ * .zmetadata, .zgroup, .zarray) can be read, the store opens without
+ * listing (list: ZF_EUNSUPPORTED).  ZF_ENOTFOUND: no such bucket, or no key under
  * the prefix. */
 int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o, zf_store **out,
                      char *err, size_t errcap);
