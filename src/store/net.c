@@ -501,6 +501,11 @@ int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
     return ZF_OK;
 }
 
+unsigned zf_net_connections(const zf_net *net)
+{
+    return net->o.connections;
+}
+
 void zf_net_get_stats(zf_net *net, zf_net_stats *st)
 {
     pthread_mutex_lock(&net->mu);

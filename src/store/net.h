@@ -130,6 +130,9 @@ void zf_net_close(zf_net *net);
  * succeeded, else the rc of the first request (by index) that failed. */
 int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n);
 
+/* Transfers the engine runs at once (its connections option, defaults applied). */
+unsigned zf_net_connections(const zf_net *net);
+
 /* The engine's counters now. */
 void zf_net_get_stats(zf_net *net, zf_net_stats *st);
 

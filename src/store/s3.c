@@ -561,7 +561,7 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
         zf_store_close(s);
         return rc;
     }
-    s->parallel = o->net.connections ? o->net.connections : 16;
+    s->parallel = zf_net_connections(x->net);
     s->remote = 1;
     *out = s;
     return ZF_OK;
