@@ -242,8 +242,11 @@ static int s3_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
         if (!reqs[i].len)
             continue;
         reqs[i].rc = prep_make(x, "GET", reqs[i].key, NULL, 0, &bi[k].p);
-        if (reqs[i].rc != ZF_OK)
+        if (reqs[i].rc != ZF_OK) {
+            if (reqs[i].err && reqs[i].errcap)
+                snprintf(reqs[i].err, reqs[i].errcap, "cannot sign the request");
             continue;
+        }
         nr[k] = (zf_net_req){.url = bi[k].p.url, .headers = bi[k].p.hdrs, .off = reqs[i].off,
                              .len = reqs[i].len, .buf = reqs[i].buf, .cap = reqs[i].len,
                              .err = bi[k].nerr, .errcap = sizeof bi[k].nerr};
