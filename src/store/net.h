@@ -25,8 +25,11 @@
  * than they allow.
  *
  * Threads: zf_net_run may be called from any number of threads at once; each
- * call blocks until all its requests have finished.  Call
- * zf_net_global_init once at program start, before any other thread runs. */
+ * call blocks until all its requests have finished.  The engine's thread
+ * starts with the first request.  Call zf_net_global_init once at program
+ * start, before any other thread runs.  fork() is safe while no zf_net_run
+ * is running (zarrfs daemonizes after reading the metadata): the child's
+ * engines start a thread of their own, keeping their connections. */
 #ifndef ZF_NET_H
 #define ZF_NET_H
 

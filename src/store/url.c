@@ -48,6 +48,11 @@ static size_t scheme_len(const char *spec)
     return strncmp(spec + i, "://", 3) == 0 ? i : 0;
 }
 
+int zf_url_has_scheme(const char *spec)
+{
+    return scheme_len(spec) > 0;
+}
+
 /* the prefix of s (n bytes): segments joined by single '/', %-decoded when
  * decode; "." and ".." segments refused */
 static int make_prefix(const char *s, size_t n, int decode, char **out, char *err, size_t errcap)

@@ -40,6 +40,9 @@ typedef struct zf_url {
                      * segments ("" for the root) */
 } zf_url;
 
+/* 1 if spec starts with "SCHEME://" (a URL, whether supported or not), else 0. */
+int zf_url_has_scheme(const char *spec);
+
 /* Parse spec into *u (zeroed first).  ZF_EINVAL with the reason in err for
  * a malformed or refused argument; ZF_ENOMEM. */
 int zf_url_parse(const char *spec, zf_url *u, char *err, size_t errcap);
