@@ -36,16 +36,16 @@ static const s3 *impl(const zf_store *s)
 
 /* ---- addressing ---------------------------------------------------------- */
 
-static int bucket_ok(const char *b)
+/* ZF_OK for a bucket name S3 can have, else ZF_EINVAL with the reason */
+static int bucket_check(const char *bucket, char *err, size_t errcap)
 {
-    size_t n = strlen(b);
-    if (n < 3 || n > 255)
-        return 0;
-    for (; *b; b++)
-        if (!((*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9') ||
-              *b == '-' || *b == '.' || *b == '_'))
-            return 0;
-    return 1;
+    size_t n = strlen(bucket);
+    int ok = n >= 3 && n <= 255;
+    for (const char *b = bucket; ok && *b; b++)
+        ok = (*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9') ||
+             *b == '-' || *b == '.' || *b == '_';
+    return ok ? ZF_OK
+              : ERR(ZF_EINVAL, "bucket name %s: 3 to 255 letters, digits, '.', '-' or '_'", bucket);
 }
 
 static char *sbuf_take(zf_sbuf *b)
@@ -68,8 +68,9 @@ void zf_s3_addr_free(zf_s3_addr *a)
 int zf_s3_addr_make(const zf_s3cred *c, const char *bucket, zf_s3_addr *a, char *err, size_t errcap)
 {
     *a = (zf_s3_addr){0};
-    if (!bucket_ok(bucket))
-        return ERR(ZF_EINVAL, "bucket name %s: 3 to 255 letters, digits, '.', '-' or '_'", bucket);
+    int rc = bucket_check(bucket, err, errcap);
+    if (rc != ZF_OK)
+        return rc;
     zf_sbuf origin = {0}, host = {0}, root = {0};
     if (c->endpoint) { /* path style under the endpoint: scheme://authority[/base] */
         const char *auth = strstr(c->endpoint, "://") + 3, *slash = strchr(auth, '/');
@@ -477,7 +478,9 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
     if (!x)
         return ZF_ENOMEM;
     x->can_list = 1;
-    int rc = max_keys(o, &x->max_keys, err, errcap);
+    int rc = bucket_check(bucket, err, errcap); /* before any file or variable is read */
+    if (rc == ZF_OK)
+        rc = max_keys(o, &x->max_keys, err, errcap);
     if (rc == ZF_OK)
         rc = zf_s3cred_load(&o->cred, &x->cred, err, errcap);
     if (rc == ZF_OK)
