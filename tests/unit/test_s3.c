@@ -30,6 +30,8 @@ int main(void)
            "my-bucket.s3.us-east-1.amazonaws.com", "");
     expect("eu-west-3", NULL, "data.example.org", "https://s3.eu-west-3.amazonaws.com",
            "s3.eu-west-3.amazonaws.com", "/data.example.org");
+    expect("us-west-2", NULL, "Legacy_Bucket", "https://s3.us-west-2.amazonaws.com",
+           "s3.us-west-2.amazonaws.com", "/Legacy_Bucket");
     expect("us-east-1", "http://127.0.0.1:7070", "zarr", "http://127.0.0.1:7070", "127.0.0.1:7070",
            "/zarr");
     expect("garage", "https://s3.example.test/base/path", "b.c", "https://s3.example.test",
