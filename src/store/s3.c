@@ -183,8 +183,12 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
             snprintf(x->host_line, n, "Host: %s", x->addr.host);
         rc = x->prefix && x->host_line ? ZF_OK : ZF_ENOMEM;
     }
-    if (rc == ZF_OK)
-        rc = zf_net_open(&o->net, &x->net, err, errcap);
+    if (rc == ZF_OK) {
+        zf_net_opts no = o->net; /* -o cafile= over the AWS CLI's CA bundle */
+        if (!no.cafile)
+            no.cafile = x->cred->ca_bundle;
+        rc = zf_net_open(&no, &x->net, err, errcap);
+    }
     *out = x;
     return rc;
 }
