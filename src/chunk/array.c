@@ -466,8 +466,23 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)
 void zf_array_prefetch(zf_array *a, uint64_t index)
 {
     size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
-    if (index < a->nchunks)
-        zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
+    if (index >= a->nchunks)
+        return;
+    if (a->store->remote) /* as many loads in flight as the store serves at once */
+        zf_cache_want_prefetch(a->cache, zf_array_read_ahead(a, 2));
+    zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
+}
+
+unsigned zf_array_read_ahead(const zf_array *a, unsigned local)
+{
+    if (!a->store->remote)
+        return local;
+    size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t) + 1;
+    size_t room = zf_cache_capacity(a->cache) / 2 / bytes; /* half the cache: the rest is the reader's */
+    unsigned n = a->store->parallel < ZF_PREFETCH_MAX_THREADS ? a->store->parallel
+                                                              : ZF_PREFETCH_MAX_THREADS;
+    n = room < n ? (unsigned)room : n;
+    return n > local ? n : local;
 }
 
 /* number of stored chunks (shards) along each dimension, and in all */

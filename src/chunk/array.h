@@ -61,6 +61,12 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
  * prefetches (cache.h); no effect otherwise or past the last chunk. */
 void zf_array_prefetch(zf_array *a, uint64_t index);
 
+/* How many chunks a sequential reader should have loading ahead of it:
+ * `local` for a local store; for a remote store as many as it keeps requests
+ * in flight (zf_store.parallel, at most ZF_PREFETCH_MAX_THREADS) while they
+ * take at most half the cache, never fewer than `local`. */
+unsigned zf_array_read_ahead(const zf_array *a, unsigned local);
+
 /* Record the stamp (store.h) of every stored chunk present (listing the
  * chunk directories once: the cost and the memory, 24 bytes per present
  * chunk, follow what is stored, not the grid), and mix into fp
