@@ -130,6 +130,14 @@ static void test_ranges(zf_net *net)
     /* a redirect is followed */
     CHECK(get_range(net, "/redirect/2000", 100, 50, buf, &r, err) == ZF_OK && same(buf, 2000, 100, 50),
           "redirect: %s", err);
+    /* ... but not by a request with headers of its own (signed) */
+    static const char *const hdrs[] = {"X-Test: 1", NULL};
+    char u[256];
+    url(u, sizeof u, "/redirect/2000");
+    r = (zf_net_req){.url = u, .off = 100, .len = 50, .buf = buf, .cap = 50, .headers = hdrs,
+                     .err = err, .errcap = 200};
+    CHECK(zf_net_run(net, &r, 1) == ZF_EIO && r.status == 302 && !strcmp(err, "HTTP 302"),
+          "signed redirect: %s", err);
 }
 
 static void test_retries(zf_net *net)
