@@ -9,6 +9,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "chunk/convert.h"
+#include "chunk/shardidx.h"
 
 /* one stored chunk present in the store: its index (C order over the stored
  * grid) and the digest of its stamp */
@@ -34,10 +35,13 @@ struct zf_array {
     uint64_t grid[ZF_MAX_DIMS];
     uint64_t nchunks;
     zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
+    zf_shardidx *shards;      /* remote and sharded: recent shard indexes (NULL: none kept) */
     int unlisted;             /* the store cannot be listed: stamps are learned from reads */
     zf_fp origin;             /* stamps of the metadata documents (zf_array_set_origin) */
-    pthread_mutex_t mu;       /* guards learned */
-    zf_snap learned;          /* unlisted: stamps of the stored chunks read so far */
+    pthread_mutex_t mu;       /* guards learned and learning */
+    zf_snap learned;          /* unlisted: stamps of the stored chunks read by the pass */
+    int learning;             /* unlisted, and the size pass has not ended */
+    int learned_once;         /* a pass ended before: chunks it cached are not read again */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };
@@ -64,6 +68,8 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
     if (a->meta.cf.how != ZF_CF_NATIVE) /* the fill value as ticks, as every chunk */
         a->fill_rc = zf_convert_one(&a->meta.cf, a->meta.cf.fill_raw, &a->meta.fill, a->fill_err,
                                     sizeof a->fill_err);
+    if (store->remote && zf_pipeline_partial(a->meta.pipeline))
+        a->shards = zf_shardidx_new(); /* NULL: every inner chunk reads its shard's index */
     a->nchunks = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         a->grid[d] = (a->meta.shape[d] + a->meta.read_chunks[d] - 1) / a->meta.read_chunks[d];
@@ -82,6 +88,7 @@ void zf_array_free(zf_array *a)
         free(a->snap->v);
     free(a->snap);
     free(a->learned.v);
+    zf_shardidx_free(a->shards);
     pthread_mutex_destroy(&a->mu);
     free(a->path);
     free(a);
@@ -231,9 +238,23 @@ static uint64_t inner_position(unsigned ndim, const uint64_t *e, const uint64_t 
     return k;
 }
 
-/* walk the shard levels down to the innermost chunk holding element origin */
-static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, range *r,
-                        const zf_pipeline **pp, char *err, size_t errcap)
+/* position of the outermost inner chunk holding element origin in its shard */
+static uint64_t outer_position(const zf_array *a, const uint64_t *origin)
+{
+    const uint64_t *inner;
+    uint64_t e[ZF_MAX_DIMS];
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        e[d] = origin[d] % a->meta.chunks[d];
+    zf_pipeline_inner(a->meta.pipeline, &inner);
+    return inner_position(a->meta.ndim, e, a->meta.chunks, inner);
+}
+
+/* walk the shard levels down to the innermost chunk holding element origin;
+ * cached: r is already the outermost level's inner chunk (shardidx.h).  The
+ * outermost index read (stored chunk k, version st) is kept for the next. */
+static int locate_inner(const zf_array *a, const char *key, uint64_t k, const zf_stamp *st,
+                        int cached, uint64_t *origin, range *r, const zf_pipeline **pp, char *err,
+                        size_t errcap)
 {
     const zf_pipeline *p = a->meta.pipeline;
     const uint64_t *shard = a->meta.chunks, *inner;
@@ -241,10 +262,12 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
     for (unsigned d = 0; d < a->meta.ndim; d++)
         e[d] = origin[d] % shard[d];
     const zf_pipeline *next;
-    while (zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner))) {
+    for (int level = 0; zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner)); level++) {
         uint64_t *idx = NULL;
-        int rc = read_index(a, key, p, *r, &idx, err, errcap);
-        if (rc == ZF_OK)
+        int rc = level == 0 && cached ? ZF_OK : read_index(a, key, p, *r, &idx, err, errcap);
+        if (level == 0 && a->shards && !cached) /* (claimed by the caller: ends the claim) */
+            zf_shardidx_put(a->shards, k, idx, zf_pipeline_inner_count(p), st);
+        if (rc == ZF_OK && idx)
             rc = select_inner(idx, inner_position(a->meta.ndim, e, shard, inner), r, err, errcap);
         free(idx);
         if (rc)
@@ -261,6 +284,7 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
 static int check_stamp(zf_array *a, uint64_t index, const char *key, int rc,
                        const zf_stamp *st, char *err, size_t errcap);
 static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st);
+static uint64_t stored_index(const zf_array *a, uint64_t index);
 
 /* read (part of) the stored value at key into raw and decode it; the
  * version read is checked against the snapshot (check_stamp) */
@@ -275,17 +299,26 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn, &st, err, errcap);
         rc = check_stamp(a, index, key, rc, &st, err, errcap);
     } else {
-        uint64_t origin[ZF_MAX_DIMS];
+        uint64_t origin[ZF_MAX_DIMS], k = stored_index(a, index), ent[2];
         chunk_origin(a, index, origin);
-        rc = zf_store_stamp(a->store, key, &st); /* the shard's size and version */
+        int claimed = 0, cached = a->shards && zf_shardidx_get(a->shards, k, outer_position(a, origin),
+                                                               &ent[0], &ent[1], &st, &claimed);
+        rc = cached ? ZF_OK : zf_store_stamp(a->store, key, &st); /* the shard's size, version */
+        if (cached && st.kind == ZF_STORE_ABSENT)
+            rc = ZF_ENOTFOUND;
+        int absent = rc == ZF_ENOTFOUND;
         rc = check_stamp(a, index, key, rc, &st, err, errcap);
         if (rc == ZF_OK && st.kind != ZF_STORE_FILE) {
             snprintf(err, errcap, "not a regular file");
             rc = ZF_ECORRUPT;
         }
         range r = {0, st.size};
+        if (rc == ZF_OK && cached) /* the outermost index entry, checked as if read */
+            rc = select_inner(ent, 0, &r, err, errcap);
         if (rc == ZF_OK)
-            rc = locate_inner(a, key, origin, &r, &p, err, errcap);
+            rc = locate_inner(a, key, k, &st, cached, origin, &r, &p, err, errcap);
+        else if (claimed) /* no index read: absent, or the waiting readers try themselves */
+            zf_shardidx_put(a->shards, k, NULL, 0, absent ? &st : NULL);
         if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
             snprintf(err, errcap, "inner chunk of %llu bytes is larger than any valid encoding",
                      (unsigned long long)r.len);
@@ -356,7 +389,9 @@ static zf_fp absent_digest(void)
 static void learn(zf_array *a, uint64_t k, const zf_stamp *st)
 {
     pthread_mutex_lock(&a->mu);
-    take_stamp(&a->learned, k, st);
+    zf_snap *l = &a->learned; /* the inner chunks of a shard come in a row: one entry */
+    if (a->learning && (!l->n || l->v[l->n - 1].k != k))
+        take_stamp(l, k, st);
     pthread_mutex_unlock(&a->mu);
 }
 
@@ -403,6 +438,15 @@ uint64_t zf_array_chunk_elems(const zf_array *a)
     return n;
 }
 
+/* was the stored chunk holding read chunk index absent at the snapshot of a
+ * remote store?  (A local store's absent chunk is still looked at: one that
+ * appeared since is a change, ZF_ESTALE.) */
+static int snapshot_absent(const zf_array *a, uint64_t index)
+{
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    return a->store->remote && snap && !snap_find(snap, stored_index(a, index));
+}
+
 /* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
  * (into buf, or new memory if NULL), or fill */
 static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
@@ -414,7 +458,9 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     if (!raw)
         tmp.p = zf_pool_take(pool, 0, &tmp.cap);
     int rc = chunk_store_key(a, index, key, sizeof key);
-    if (rc == ZF_OK)
+    if (rc == ZF_OK && snapshot_absent(a, index))
+        rc = ZF_ENOTFOUND; /* remote: a request saved, the fill value as the index has it */
+    else if (rc == ZF_OK)
         rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
     zf_pool_give(pool, tmp.p, tmp.cap);
     if (rc == ZF_ENOTFOUND && a->fill_rc) { /* CF: a fill value beyond int64 ticks */
@@ -770,6 +816,9 @@ int zf_array_snapshot(zf_array *a, zf_fp *fp)
         if (rc != ZF_EUNSUPPORTED)
             return ZF_ENOMEM;
         a->unlisted = 1; /* no snapshot: keyed by the metadata's stamps (array.h) */
+        pthread_mutex_lock(&a->mu);
+        a->learning = 1;
+        pthread_mutex_unlock(&a->mu);
         fp_meta(a, fp);
         zf_fp_add(fp, "unlisted", 8);
         zf_fp_add(fp, &a->origin, sizeof a->origin);
@@ -795,26 +844,25 @@ int zf_array_unlisted(const zf_array *a)
     return a->unlisted;
 }
 
-int zf_array_adopt_learned(zf_array *a)
+int zf_array_end_learning(zf_array *a, int adopt)
 {
     zf_snap *s = calloc(1, sizeof *s);
-    if (!s)
-        return ZF_ENOMEM;
     pthread_mutex_lock(&a->mu);
-    int failed = a->learned.failed;
-    if (!failed && a->learned.n) {
-        s->v = malloc(a->learned.n * sizeof *s->v);
-        failed = !s->v;
-        if (s->v) {
-            memcpy(s->v, a->learned.v, a->learned.n * sizeof *s->v);
-            s->n = s->cap = s->files = a->learned.n;
-        }
+    int failed = !s || a->learned.failed;
+    if (s) { /* the learned stamps move into s */
+        s->v = a->learned.v;
+        s->n = s->cap = a->learned.n;
     }
+    memset(&a->learned, 0, sizeof a->learned);
+    a->learning = 0;
+    adopt = adopt && !a->learned_once; /* a retried pass saw only what the cache lacked */
+    a->learned_once = 1;
     pthread_mutex_unlock(&a->mu);
-    if (failed) {
-        free(s->v);
+    if (failed || !adopt) {
+        if (s)
+            free(s->v);
         free(s);
-        return ZF_ENOMEM;
+        return failed && adopt ? ZF_ENOMEM : ZF_ENOTFOUND;
     }
     snap_sort(s); /* a shard read for each of its inner chunks: one entry */
     s->files = s->n;

@@ -43,6 +43,7 @@ typedef struct walker {
     const zf_store *store;
     zf_cons *cons;              /* consolidated metadata; NULL if none */
     int cons_rc;                /* why cons is NULL (ZF_ENOTFOUND: the store has none) */
+    int no_root_v3;             /* the root has no zarr.json (found while loading cons) */
     char cons_err[256];
     char path[ZF_KEY_MAX];      /* key of the node being visited ("" the root) */
     size_t plen;
@@ -215,11 +216,16 @@ static int newer_than_cons(walker *w, const char *dir, const char *name)
     return stamp_usable(&st) && st.mtime > zf_cons_stamp(w->cons)->mtime;
 }
 
-/* classify the root from the copy the consolidated metadata keeps (v3) */
+/* classify the root from the copy the consolidated metadata keeps (v3; for
+ * a remote store, v2's too) */
 static int classify_cons_root(walker *w, zf_node_kind *kind, zf_meta *m)
 {
     size_t n;
     const char *doc = zf_cons_root(w->cons, &n);
+    if (!doc && w->store->remote && zf_cons_v2_root_group(w->cons)) {
+        *kind = ZF_KIND_GROUP;
+        return ZF_OK;
+    }
     if (!doc)
         return ZF_ENOTFOUND;
     char err[256] = "";
@@ -281,7 +287,11 @@ static int classify(walker *w, const char *path, zf_node_kind *kind, zf_meta *m)
         return rc;
     }
     /* a document that is there but cannot be read leaves the node out */
-    if ((rc = read_doc(w, path, "zarr.json", &doc, &n, err, sizeof err)) == ZF_OK) {
+    if (!*path && w->no_root_v3 && w->store->remote) /* asked already: not again */
+        rc = ZF_ENOTFOUND;
+    else
+        rc = read_doc(w, path, "zarr.json", &doc, &n, err, sizeof err);
+    if (rc == ZF_OK) {
         rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
     } else if (rc == ZF_ENOTFOUND &&
                (rc = read_doc(w, path, ".zarray", &doc, &n, err, sizeof err)) == ZF_OK) {
@@ -667,7 +677,8 @@ int zf_tree_walk(zf_tree *t)
     char name[256];
     root_array_name(w->store, name, sizeof name);
     w->root_max = root_limit();
-    w->cons_rc = zf_cons_load(w->store, w->root_max, &w->cons, w->cons_err, sizeof w->cons_err);
+    w->cons_rc = zf_cons_load(w->store, w->root_max, &w->cons, &w->no_root_v3, w->cons_err,
+                              sizeof w->cons_err);
     int rc = w->cons_rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_OK;
     if (w->cons) { /* the document all nodes' metadata comes from */
         zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));

@@ -538,10 +538,13 @@ static int load_or_build(zf_layout *l)
         l->off[v] = NULL;
     }
     rc = run_pass(l);
-    /* unlisted: every chunk was read once; their versions become the snapshot */
-    if (rc == ZF_OK && !l->bad && zf_array_unlisted(l->a))
-        rc = zf_array_adopt_learned(l->a);
-    if (rc == ZF_OK && l->index_dir && !l->bad)
+    int keep = rc == ZF_OK && !l->bad;
+    if (zf_array_unlisted(l->a)) { /* every chunk was read once: their versions are the snapshot */
+        int adopted = zf_array_end_learning(l->a, keep);
+        keep = keep && adopted == ZF_OK; /* an index is saved only with its chunks' versions */
+        rc = rc ? rc : adopted == ZF_ENOMEM ? adopted : ZF_OK;
+    }
+    if (keep && l->index_dir)
         save_persisted(l, &fp);
     return rc;
 }
