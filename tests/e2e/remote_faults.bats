@@ -1,0 +1,198 @@
+#!/usr/bin/env bats
+# remote_faults.bats - an HTTP store behind tests/net/faultproxy.py (in front
+# of nginx): added latency, 503/429 bursts, connections cut mid-body,
+# truncated bodies, resets, a server that ignores Range, stalled responses and
+# an upstream that goes away and comes back.  Every read either succeeds with
+# exactly the bytes of the local mount (after retries) or fails with EIO
+# within the retry budget: never a wrong byte, never a hang (every read runs
+# under `timeout`), and the daemon survives and serves again once the fault
+# stops.  The proxy stops by itself after its deadline.
+
+load remote
+
+# Requests for chunks (not metadata): what the faults hit unless said otherwise.
+CHUNKS='^(?!.*(zarr\\.json|\\.zarray|\\.zattrs|\\.zgroup|\\.zmetadata)$)'
+# -o retries=/timeout_ms= of these tests, and the budget a failing read
+# must stay within (seconds; generous: a read may wait for the size pass and
+# a shard index before its own chunks, each with its own retries)
+RF_OPTS=retries=4,timeout_ms=1500
+RF_BUDGET=40
+
+setup_file() {
+    rm_setup_file
+    net_nginx "$RM_DIR/nginx" "$RM_DIR/www"
+    export NGX_HTTP NGX_LOG
+}
+
+teardown_file() { rm_teardown_file; }
+
+teardown() {
+    zf_teardown
+    net_stop_all
+}
+
+# proxy [FAULTS_JSON]: a fault proxy for this test (120 s deadline) in front of
+# nginx, with FAULTS from the start.
+proxy() {
+    net_proxy "$BATS_TEST_TMPDIR/proxy" "${NGX_HTTP#http://}" 120
+    [[ -n ${1:-} ]] && net_proxy_set "$1"
+    return 0
+}
+
+# faulted_count KIND: requests the proxy faulted with KIND so far.
+faulted_count() { grep -c "fault=$1" "$PROXY_LOG" || true; }
+
+# mount_both NAME [OPTS...]: local mount of NAME (RM_LOCAL) and the mount
+# through the proxy (ZF_MNT) with -o $RF_OPTS and OPTS.
+mount_both() {
+    local name=$1
+    shift
+    rm_mount_local "$name"
+    zf_mount "$PROXY_URL/bucket/$name" -o "$RF_OPTS" "$@"
+}
+
+# read_checked FILE: read RM_LOCAL/FILE and ZF_MNT/FILE; the remote read must
+# be exact or fail with EIO within RF_BUDGET seconds (never a hang: a timeout
+# fails the test).  RF_OK / RF_EIO count the outcomes.
+read_checked() {
+    local f=$1 out=$BATS_TEST_TMPDIR/read.out err=$BATS_TEST_TMPDIR/read.err t0 ms rc=0
+    t0=$(date +%s%N)
+    timeout -k 5 $((RF_BUDGET + 20)) cat "$ZF_MNT/$f" >"$out" 2>"$err" || rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    ((rc != 124 && rc != 137)) || fail "reading $f hung (> $((RF_BUDGET + 20)) s)"
+    ((ms <= RF_BUDGET * 1000)) || fail "reading $f took $ms ms (rc $rc), over the budget"
+    if ((rc == 0)); then
+        cmp -s "$RM_LOCAL/$f" "$out" || fail "WRONG BYTES: $f read through the faults differs from the local mount"
+        RF_OK=$((RF_OK + 1))
+    else
+        grep -q 'Input/output error' "$err" || fail "reading $f failed, but not with EIO: $(cat "$err")"
+        RF_EIO=$((RF_EIO + 1))
+    fi
+    RF_MAX_MS=$((ms > ${RF_MAX_MS:-0} ? ms : ${RF_MAX_MS:-0}))
+}
+
+# read_all: read_checked every .txt/.csv of the mount.
+read_all() {
+    local f
+    RF_OK=0 RF_EIO=0
+    while read -r f; do read_checked "$f"; done < <(cd "$RM_LOCAL" && find . -type f \( -name '*.txt' -o -name '*.csv' \) -printf '%P\n' | LC_ALL=C sort)
+}
+
+# alive: the daemon still runs and the mount answers.
+alive() {
+    kill -0 "$ZF_PID" 2>/dev/null || fail "the daemon died: $(tail -n 20 "$ZF_LOG")"
+    zf_t ls "$ZF_MNT" >/dev/null || fail "the mount does not answer"
+}
+
+@test "faults: 150 ms latency on every response: every file exact" {
+    proxy '{"latency_ms": 150}'
+    mount_both g3c.zarr
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+}
+
+@test "faults: a burst of 503 on the first chunk requests: retried, every file exact" {
+    proxy "{\"fault\": \"status\", \"status\": 503, \"first\": 6, \"match\": \"$CHUNKS\"}"
+    mount_both g3c.zarr
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+    [[ $(faulted_count 'status 503') == 6 ]] || fail "$(faulted_count 'status 503') 503s sent, expected 6"
+}
+
+@test "faults: 429 with Retry-After on every 3rd chunk request: every file exact" {
+    proxy "{\"fault\": \"status\", \"status\": 429, \"retry_after\": 0, \"every\": 3, \"match\": \"$CHUNKS\"}"
+    mount_both g2c.zarr
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+    (($(faulted_count 'status 429') > 3)) || fail "only $(faulted_count 'status 429') 429s sent"
+}
+
+@test "faults: connections cut mid-body (RST) on every 2nd chunk request: every file exact" {
+    proxy "{\"fault\": \"cut\", \"every\": 2, \"match\": \"$CHUNKS\"}"
+    mount_both g3c.zarr
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+    (($(faulted_count cut) > 3)) || fail "only $(faulted_count cut) cuts"
+}
+
+@test "faults: truncated bodies (Content-Length promised, half sent) on every 2nd chunk request: every file exact" {
+    proxy "{\"fault\": \"truncate\", \"every\": 2, \"match\": \"$CHUNKS\"}"
+    mount_both a3.zarr
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+    (($(faulted_count truncate) > 3)) || fail "only $(faulted_count truncate) truncations"
+}
+
+@test "faults: connections reset before any answer on every 3rd request (metadata too): every file exact" {
+    proxy '{"fault": "reset", "every": 3}'
+    mount_both g2c.zarr
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+    (($(faulted_count reset) > 3)) || fail "only $(faulted_count reset) resets"
+}
+
+@test "faults: a server that ignores Range (200 with the whole object): every file exact" {
+    proxy '{"fault": "norange"}'
+    mount_both a3.zarr
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+    grep -q 'range=bytes=.*fault=norange status=200' "$PROXY_LOG" || fail "no ranged request was answered with 200"
+}
+
+@test "faults: 503 for good on one array: its reads fail with EIO within the budget, one log line names the key and status; the rest is exact; served again after" {
+    proxy '{"fault": "status", "status": 503, "match": "/v3_zstd/c/"}'
+    mount_both g3c.zarr
+    read_all
+    ((RF_EIO >= 1)) || fail "no read failed ($RF_OK exact): the fault did not bite"
+    ((RF_OK >= 14)) || fail "only $RF_OK exact reads: the fault on one array spread to others"
+    local f
+    for f in v3_zstd.txt v3_zstd.csv; do
+        timeout 60 cat "$ZF_MNT/$f" >/dev/null 2>&1 && fail "$f was read although all its chunks fail"
+    done
+    grep -E 'v3_zstd/c/[0-9]' "$ZF_LOG" | grep -q '503' || fail "no log line names a v3_zstd chunk key and the 503: $(tail -n 20 "$ZF_LOG")"
+    alive
+    # the server recovers: the same mount reads the array exactly
+    net_proxy_set '{}'
+    RF_OK=0 RF_EIO=0
+    read_checked v3_zstd.txt
+    read_checked v3_zstd.csv
+    ((RF_OK == 2)) || fail "after the fault stopped: $RF_EIO reads still fail"
+    echo "# slowest failing read: ${RF_MAX_MS} ms" >&3
+}
+
+@test "faults: stalled responses (headers, then silence): EIO within the budget, never a hang; served again after" {
+    proxy "{\"fault\": \"stall\", \"match\": \"/v3_plain/c/\"}"
+    mount_both g3c.zarr
+    RF_OK=0 RF_EIO=0
+    read_checked v3_plain.txt
+    ((RF_EIO == 1)) || fail "a read of stalled chunks succeeded"
+    read_checked v3_zstd.txt
+    ((RF_OK == 1)) || fail "another array could not be read during the stall"
+    alive
+    net_proxy_set '{}'
+    RF_OK=0 RF_EIO=0
+    read_checked v3_plain.txt
+    ((RF_OK == 1)) || fail "after the stall stopped, the read still fails"
+    echo "# stalled read failed after ${RF_MAX_MS} ms" >&3
+}
+
+@test "faults: the upstream goes away for 4 s and comes back: exact or EIO meanwhile, exact after; the daemon survives" {
+    proxy
+    mount_both g3c.zarr
+    net_proxy_set '{"down_for": 4}'
+    local end=$((SECONDS + 4))
+    read_all
+    ((SECONDS >= end)) || sleep $((end - SECONDS))
+    alive
+    read_all
+    ((RF_EIO == 0)) || fail "$RF_EIO reads still fail after the upstream came back"
+    ((RF_OK >= 16)) || fail "only $RF_OK files read"
+}
+
+@test "faults: random cuts, truncations and 503s (30 % each in turn) across a whole v2 store: never a wrong byte" {
+    proxy
+    local kind total_ok=0 total_eio=0
+    for kind in cut truncate status; do
+        net_proxy_set "{\"fault\": \"$kind\", \"prob\": 0.3, \"seed\": 7, \"status\": 503}"
+        # a fresh mount each time (nothing cached), without the persisted index
+        XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg-$kind mount_both g2c.zarr -o retries=6
+        read_all
+        total_ok=$((total_ok + RF_OK)) total_eio=$((total_eio + RF_EIO))
+        alive
+    done
+    echo "# $total_ok exact reads, $total_eio EIO" >&3
+    ((total_ok > 0)) || fail "nothing was read"
+}
