@@ -1,6 +1,7 @@
 /* array.c - chunk keys, loading and decoding for one array. */
 #include "chunk/array.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,10 @@ struct zf_array {
     uint64_t grid[ZF_MAX_DIMS];
     uint64_t nchunks;
     zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
+    int unlisted;             /* the store cannot be listed: stamps are learned from reads */
+    zf_fp origin;             /* stamps of the metadata documents (zf_array_set_origin) */
+    pthread_mutex_t mu;       /* guards learned */
+    zf_snap learned;          /* unlisted: stamps of the stored chunks read so far */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };
@@ -52,6 +57,7 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
     }
     a->store = store;
     a->cache = cache;
+    pthread_mutex_init(&a->mu, NULL);
     a->meta = *meta;
     memset(meta, 0, sizeof *meta);
     a->id = next_id();
@@ -75,6 +81,8 @@ void zf_array_free(zf_array *a)
     if (a->snap)
         free(a->snap->v);
     free(a->snap);
+    free(a->learned.v);
+    pthread_mutex_destroy(&a->mu);
     free(a->path);
     free(a);
 }
@@ -250,20 +258,27 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
     return ZF_OK;
 }
 
-/* read (part of) the stored value at key into raw and decode it */
+static int check_stamp(zf_array *a, uint64_t index, const char *key, int rc,
+                       const zf_stamp *st, char *err, size_t errcap);
+static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st);
+
+/* read (part of) the stored value at key into raw and decode it; the
+ * version read is checked against the snapshot (check_stamp) */
 static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *buf,
                        zf_store_buf *raw, zf_chunk *out, char *err, size_t errcap)
 {
     const zf_pipeline *p = a->meta.pipeline;
     size_t rawn = 0;
+    zf_stamp st;
     int rc;
-    if (!zf_pipeline_partial(p)) {
-        rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn, NULL, err, errcap);
+    if (!zf_pipeline_partial(p)) { /* one request: the read returns its stamp */
+        rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn, &st, err, errcap);
+        rc = check_stamp(a, index, key, rc, &st, err, errcap);
     } else {
         uint64_t origin[ZF_MAX_DIMS];
         chunk_origin(a, index, origin);
-        zf_stamp st;
-        rc = zf_store_stamp(a->store, key, &st);
+        rc = zf_store_stamp(a->store, key, &st); /* the shard's size and version */
+        rc = check_stamp(a, index, key, rc, &st, err, errcap);
         if (rc == ZF_OK && st.kind != ZF_STORE_FILE) {
             snprintf(err, errcap, "not a regular file");
             rc = ZF_ECORRUPT;
@@ -304,15 +319,9 @@ static zf_fp stamp_digest(const zf_array *a, const char *key)
 {
     zf_stamp st;
     zf_store_stamp(a->store, key, &st); /* an error leaves st absent: a change, too */
-    return zf_stamp_digest(&st);
+    return zf_stamp_version(&st);
 }
 
-/* does key's stamp now have the digest then? */
-static int same_stamp(const zf_array *a, const char *key, const zf_fp *then)
-{
-    zf_fp now = stamp_digest(a, key);
-    return now.a == then->a && now.b == then->b;
-}
 
 /* index of the first entry of s with index >= k (s->n if none) */
 static size_t snap_lower(const zf_snap *s, uint64_t k)
@@ -343,16 +352,31 @@ static zf_fp absent_digest(void)
     return zf_stamp_digest(&absent);
 }
 
-/* ZF_ESTALE if the stored chunk no longer matches its snapshot stamp */
-static int check_stamp(const zf_array *a, uint64_t index, const char *key, char *err, size_t errcap)
+/* remember the version of stored chunk k read from a store that cannot be listed */
+static void learn(zf_array *a, uint64_t k, const zf_stamp *st)
+{
+    pthread_mutex_lock(&a->mu);
+    take_stamp(&a->learned, k, st);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* after the stored chunk at key was read (rc, the stamp st of the version
+ * read): ZF_ESTALE if that version is not the one of the snapshot, else rc.
+ * A read that failed for another reason than absence compares the key's
+ * stamp now instead (a file replaced by a directory is a change too). */
+static int check_stamp(zf_array *a, uint64_t index, const char *key, int rc,
+                       const zf_stamp *st, char *err, size_t errcap)
 {
     const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    if (!snap && a->unlisted && rc == ZF_OK && st->kind == ZF_STORE_FILE)
+        learn(a, stored_index(a, index), st);
     if (!snap)
-        return ZF_OK;
+        return rc;
     const zf_present *p = snap_find(snap, stored_index(a, index));
     zf_fp then = p ? p->digest : absent_digest();
-    if (same_stamp(a, key, &then))
-        return ZF_OK;
+    zf_fp now = rc == ZF_OK || rc == ZF_ENOTFOUND ? zf_stamp_version(st) : stamp_digest(a, key);
+    if (now.a == then.a && now.b == then.b)
+        return rc;
     snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
     return ZF_ESTALE;
 }
@@ -390,8 +414,6 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     if (!raw)
         tmp.p = zf_pool_take(pool, 0, &tmp.cap);
     int rc = chunk_store_key(a, index, key, sizeof key);
-    if (rc == ZF_OK)
-        rc = check_stamp(a, index, key, err, sizeof err);
     if (rc == ZF_OK)
         rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
     zf_pool_give(pool, tmp.p, tmp.cap);
@@ -496,13 +518,14 @@ static int dir_entry(void *arg, const zf_store_entry *e)
     return 0;
 }
 
-/* list the directory holding the chunk at coords, calling fn for the chunks in it */
-static void list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coords,
+/* list the directory holding the chunk at coords, calling fn for the chunks
+ * in it; ZF_EUNSUPPORTED if the store cannot be listed, else ZF_OK */
+static int list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coords,
                            unsigned flags, stamp_fn fn, void *ctx)
 {
     char rel[ZF_KEY_MAX], key[ZF_KEY_MAX];
     if (zf_meta_chunk_key(&a->meta, coords, rel, sizeof rel) != ZF_OK)
-        return;
+        return ZF_OK;
     char *slash = strrchr(rel, '/');
     if (slash)
         *slash = '\0';
@@ -510,9 +533,10 @@ static void list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *co
         *rel = '\0';
     int n = snprintf(key, sizeof key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
     if (n < 0 || (size_t)n >= sizeof key)
-        return;
+        return ZF_OK;
     dir_ctx c = {a, grid, rel, fn, ctx};
-    zf_store_list(a->store, key, flags, dir_entry, &c); /* a missing directory holds no chunk */
+    int rc = zf_store_list(a->store, key, flags, dir_entry, &c);
+    return rc == ZF_EUNSUPPORTED ? rc : ZF_OK; /* a missing directory holds no chunk */
 }
 
 /* stamp every stored chunk key one by one */
@@ -544,6 +568,7 @@ typedef struct walk_ctx {
     size_t base;            /* where the part relative to the array starts in key */
     unsigned depth;         /* the dimension the listed directory's entries stand for */
     int fail;               /* the listing was cut short (a key too long) */
+    int unlisted;           /* the store cannot be listed */
     stamp_fn fn;
     void *ctx;
     unsigned flags;         /* zf_store_list's flags */
@@ -597,55 +622,61 @@ static int walk_entry(void *arg, const zf_store_entry *e)
 /* list w->key, descending into the directories of the grid it holds */
 static void walk_dir(walk_ctx *w)
 {
-    zf_store_list(w->a->store, w->key, w->flags, walk_entry, w); /* a missing directory holds no chunk */
+    if (zf_store_list(w->a->store, w->key, w->flags, walk_entry, w) == ZF_EUNSUPPORTED)
+        w->unlisted = 1; /* (a missing directory holds no chunk) */
 }
 
 /* fn for every chunk of a nested key layout (one directory level per
  * dimension): only directories that exist are listed, so a sparse grid
- * costs what it stores */
-static void walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, stamp_fn fn,
-                        void *ctx)
+ * costs what it stores; ZF_EUNSUPPORTED if the store cannot be listed */
+static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, stamp_fn fn,
+                       void *ctx)
 {
     uint64_t zero[ZF_MAX_DIMS] = {0};
     char rel[ZF_KEY_MAX];
     unsigned n = a->meta.ndim, comps = 1;
     if (zf_meta_chunk_key(&a->meta, zero, rel, sizeof rel) != ZF_OK)
-        return;
+        return ZF_OK;
     for (const char *p = rel; *p; p++)
         comps += *p == '/';
     if (comps < n) /* not one level per dimension: nothing to walk */
-        return;
+        return ZF_OK;
     char *end = rel; /* the chunk root: rel without its last n components */
     for (unsigned c = 0; c < comps - n; c++)
         end = strchr(end, '/') + 1;
     end[end > rel ? -1 : 0] = '\0';
     walk_ctx *w = malloc(sizeof *w);
     if (!w)
-        return;
+        return ZF_OK; /* as a listing that found nothing (the caller copes with ZF_ENOMEM) */
     *w = (walk_ctx){.a = a, .grid = grid, .fn = fn, .ctx = ctx, .flags = flags};
     int len = snprintf(w->key, sizeof w->key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
     w->base = *a->path ? strlen(a->path) : 0;
     if (len >= 0 && (size_t)len < sizeof w->key)
         walk_dir(w);
+    int rc = w->unlisted ? ZF_EUNSUPPORTED : ZF_OK;
     free(w);
+    return rc;
 }
 
 /* fn for every stored chunk present, asking the store in bulk: the chunk
  * directory (or, for nested keys, each chunk directory that exists) is
  * listed once, with the stamps of what it holds (or only their kinds, with
- * flags ZF_LIST_KINDS) */
-static void stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx)
+ * flags ZF_LIST_KINDS); a single stored chunk is stamped alone.
+ * ZF_EUNSUPPORTED if the store cannot be listed (fn then saw nothing), else
+ * ZF_OK. */
+static int stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx)
 {
     uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid), coords[ZF_MAX_DIMS] = {0};
     unsigned n = a->meta.ndim;
     if (total == 0)
-        return;
+        return ZF_OK;
     if (total < 2)
         stamp_each(a, grid, total, fn, ctx);
     else if (a->meta.separator == '/' && n > 1)
-        walk_nested(a, grid, flags, fn, ctx);
+        return walk_nested(a, grid, flags, fn, ctx);
     else
-        list_chunk_dir(a, grid, coords, flags, fn, ctx);
+        return list_chunk_dir(a, grid, coords, flags, fn, ctx);
+    return ZF_OK;
 }
 
 /* add stored chunk k with stamp st to the snapshot being built */
@@ -664,7 +695,7 @@ static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
         s->v = v;
         s->cap = cap;
     }
-    s->v[s->n++] = (zf_present){k, zf_stamp_digest(st)};
+    s->v[s->n++] = (zf_present){k, zf_stamp_version(st)};
     s->files += st->kind == ZF_STORE_FILE;
 }
 
@@ -686,22 +717,6 @@ static void snap_sort(zf_snap *s)
     s->n = m;
 }
 
-/* list the stored chunks present now into a new snapshot; NULL if out of memory */
-static zf_snap *snap_take(const zf_array *a)
-{
-    zf_snap *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    stamp_stored(a, 0, take_stamp, s);
-    if (s->failed) {
-        free(s->v);
-        free(s);
-        return NULL;
-    }
-    snap_sort(s);
-    return s;
-}
-
 static void fp_meta(const zf_array *a, zf_fp *fp)
 {
     const zf_meta *m = &a->meta;
@@ -721,23 +736,107 @@ static void fp_meta(const zf_array *a, zf_fp *fp)
         zf_fp_add(fp, m->dim_names[d] ? m->dim_names[d] : "", m->dim_names[d] ? strlen(m->dim_names[d]) + 1 : 0);
 }
 
+/* install s as the snapshot, freeing the one it replaces */
+static void snap_install(zf_array *a, zf_snap *s)
+{
+    zf_snap *old = __atomic_exchange_n(&a->snap, s, __ATOMIC_ACQ_REL);
+    if (old)
+        free(old->v);
+    free(old);
+}
+
 int zf_array_snapshot(zf_array *a, zf_fp *fp)
 {
-    zf_snap *s = snap_take(a);
-    if (!s)
-        return ZF_ENOMEM;
+    zf_snap *s = calloc(1, sizeof *s);
+    int rc = s ? stamp_stored(a, 0, take_stamp, s) : ZF_ENOMEM;
+    if (!s || s->failed || rc == ZF_EUNSUPPORTED) {
+        free(s ? s->v : NULL);
+        free(s);
+        if (rc != ZF_EUNSUPPORTED)
+            return ZF_ENOMEM;
+        a->unlisted = 1; /* no snapshot: keyed by the metadata's stamps (array.h) */
+        fp_meta(a, fp);
+        zf_fp_add(fp, "unlisted", 8);
+        zf_fp_add(fp, &a->origin, sizeof a->origin);
+        return ZF_OK;
+    }
+    snap_sort(s);
     fp_meta(a, fp);
     uint64_t n = s->n;
     zf_fp_add(fp, &n, sizeof n);
     if (s->n)
         zf_fp_add(fp, s->v, s->n * sizeof *s->v); /* no padding: three uint64_t */
-    zf_snap *old = __atomic_exchange_n(&a->snap, s, __ATOMIC_ACQ_REL);
-    if (old)
-        free(old->v);
-    free(old);
+    snap_install(a, s);
     return ZF_OK;
 }
 
+void zf_array_set_origin(zf_array *a, const zf_fp *origin)
+{
+    a->origin = *origin;
+}
+
+int zf_array_unlisted(const zf_array *a)
+{
+    return a->unlisted;
+}
+
+int zf_array_adopt_learned(zf_array *a)
+{
+    zf_snap *s = calloc(1, sizeof *s);
+    if (!s)
+        return ZF_ENOMEM;
+    pthread_mutex_lock(&a->mu);
+    int failed = a->learned.failed;
+    if (!failed && a->learned.n) {
+        s->v = malloc(a->learned.n * sizeof *s->v);
+        failed = !s->v;
+        if (s->v) {
+            memcpy(s->v, a->learned.v, a->learned.n * sizeof *s->v);
+            s->n = s->cap = s->files = a->learned.n;
+        }
+    }
+    pthread_mutex_unlock(&a->mu);
+    if (failed) {
+        free(s->v);
+        free(s);
+        return ZF_ENOMEM;
+    }
+    snap_sort(s); /* a shard read for each of its inner chunks: one entry */
+    s->files = s->n;
+    snap_install(a, s);
+    return ZF_OK;
+}
+
+const void *zf_array_snap_data(const zf_array *a, size_t *len)
+{
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    *len = snap ? snap->n * sizeof *snap->v : 0;
+    return snap && snap->n ? (const void *)snap->v : (const void *)"";
+}
+
+int zf_array_snap_load(zf_array *a, const void *data, size_t len)
+{
+    uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid);
+    const size_t one = sizeof(zf_present);
+    if (len % one)
+        return ZF_ECORRUPT;
+    zf_snap *s = calloc(1, sizeof *s);
+    if (!s || (len && !(s->v = malloc(len)))) {
+        free(s);
+        return ZF_ENOMEM;
+    }
+    if (len)
+        memcpy(s->v, data, len);
+    s->n = s->cap = s->files = len / one;
+    for (size_t i = 0; i < s->n; i++) /* strictly increasing, inside the grid */
+        if (s->v[i].k >= total || (i && s->v[i].k <= s->v[i - 1].k)) {
+            free(s->v);
+            free(s);
+            return ZF_ECORRUPT;
+        }
+    snap_install(a, s);
+    return ZF_OK;
+}
 typedef struct changed_ctx {
     const zf_snap *snap;
     uint64_t seen;
@@ -749,7 +848,7 @@ static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
 {
     changed_ctx *c = ctx;
     const zf_present *p = snap_find(c->snap, k);
-    zf_fp now = zf_stamp_digest(st);
+    zf_fp now = zf_stamp_version(st);
     c->changed |= !p || now.a != p->digest.a || now.b != p->digest.b; /* new, or rewritten */
     c->seen++;
 }
@@ -757,7 +856,7 @@ static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
 int zf_array_changed(const zf_array *a)
 {
     changed_ctx c = {__atomic_load_n(&a->snap, __ATOMIC_ACQUIRE), 0, 0};
-    if (!c.snap)
+    if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_stamp) */
         return 0;
     stamp_stored(a, 0, compare_stamp, &c);
     return c.changed || c.seen != c.snap->n; /* present then, gone now */
@@ -786,7 +885,8 @@ int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, 
         return ZF_OK;
     }
     count_ctx c = {0, 0, limit};
-    stamp_stored(a, ZF_LIST_KINDS, count_present, &c); /* kinds are all a count needs */
+    if (stamp_stored(a, ZF_LIST_KINDS, count_present, &c) == ZF_EUNSUPPORTED) /* kinds suffice */
+        return ZF_ENOTFOUND;
     if (c.listed > limit)
         return ZF_EUNSUPPORTED;
     *present = c.files;

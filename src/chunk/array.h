@@ -70,17 +70,52 @@ void zf_array_prefetch(zf_array *a, uint64_t index);
  * fingerprint and a copy gets a new one).  From then on a chunk whose
  * stamp differs when it is loaded fails with ZF_ESTALE instead of mixing old
  * and new data.  Call once, before the first chunk is read.  Returns 0 or
- * ZF_ENOMEM. */
+ * ZF_ENOMEM.
+ *
+ * A remote store's stamps are its objects' versions (size and ETag: no
+ * request beyond the listing; a chunk load compares the version its GET
+ * returned).  A store that cannot be listed (plain HTTP) gives no snapshot:
+ * zf_array_unlisted then says so, fp gets the array's path, metadata and the
+ * stamps of the metadata documents it came from (zf_array_set_origin: the
+ * consolidated document's ETag, or the array's own), and the versions of the
+ * chunks are learned as they are read, to be adopted as the snapshot once
+ * every chunk was read (zf_array_adopt_learned) or loaded from a persisted
+ * copy (zf_array_snap_load).  Rule: an index persisted for an unlisted store
+ * is trusted while its metadata's ETags are unchanged; each chunk is checked
+ * lazily, when it is read, against the version the index was computed from
+ * (ZF_ESTALE on a difference, as for any snapshot). */
 int zf_array_snapshot(zf_array *a, zf_fp *fp);
 
+/* Set the digest of the stamps of the metadata documents the array's
+ * metadata came from (the tree walk does, before any snapshot). */
+void zf_array_set_origin(zf_array *a, const zf_fp *origin);
+
+/* Did zf_array_snapshot find a store that cannot be listed? */
+int zf_array_unlisted(const zf_array *a);
+
+/* Unlisted: make the versions learned from the chunks read so far the
+ * snapshot; only right once every stored chunk was read without error (one
+ * not read would count as absent).  ZF_OK or ZF_ENOMEM. */
+int zf_array_adopt_learned(zf_array *a);
+
+/* The snapshot as bytes, to persist (*len of them; valid until the snapshot
+ * is replaced); *len 0 without one. */
+const void *zf_array_snap_data(const zf_array *a, size_t *len);
+
+/* Install a snapshot persisted by zf_array_snap_data; ZF_ECORRUPT (nothing
+ * installed) if the bytes are not one, ZF_ENOMEM. */
+int zf_array_snap_load(zf_array *a, const void *data, size_t len);
+
 /* Has any stored chunk changed, appeared or gone since zf_array_snapshot?
- * One listing, as the snapshot's.  (0 if never taken.) */
+ * One listing, as the snapshot's.  (0 if never taken, or the store cannot be
+ * listed: its chunks are checked when read.) */
 int zf_array_changed(const zf_array *a);
 
 /* Count stored chunks (shards) present in the store against those the grid
- * expects (no decoding): those of the snapshot once it is taken, else by
- * listing the chunk directories; ZF_EUNSUPPORTED (with *expected set) if
- * that listing holds more than limit chunks. */
+ * expects (no decoding, no chunk read): those of the snapshot once it is
+ * taken, else by listing the chunk directories; ZF_EUNSUPPORTED (with
+ * *expected set) if that listing holds more than limit chunks, ZF_ENOTFOUND
+ * (with *expected set) if the store cannot be listed: unknown. */
 int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected);
 
 /* How many read chunks from index on were absent at zf_array_snapshot (read

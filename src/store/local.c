@@ -351,6 +351,8 @@ int zf_store_open_local(const char *path, int follow_symlinks, zf_store **out)
     s->ops = &local_ops;
     s->impl = l;
     s->name = name;
+    s->parallel = 1;
+    s->remote = 0;
     *out = s;
     return ZF_OK;
 }

@@ -87,3 +87,15 @@ zf_fp zf_stamp_digest(const zf_stamp *st)
     zf_fp_add(&fp, st, sizeof *st);
     return fp;
 }
+
+zf_fp zf_stamp_version(const zf_stamp *st)
+{
+    if (!st->tag.a && !st->tag.b)
+        return zf_stamp_digest(st);
+    zf_stamp v;
+    memset(&v, 0, sizeof v);
+    v.kind = st->kind;
+    v.size = st->size;
+    v.tag = st->tag;
+    return zf_stamp_digest(&v);
+}

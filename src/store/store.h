@@ -100,7 +100,8 @@ typedef struct zf_store_ops {
     /* free the backend's state (s itself is freed by zf_store_close) */
     void (*close)(zf_store *s);
     /* whole value of key into b (grown as needed, at most max bytes); *st
-     * gets the stamp of the version read, taken before reading */
+     * gets the stamp of the version read, taken before reading (a remote
+     * store: from the same response, never a second request) */
     int (*read)(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n,
                 zf_stamp *st, char *err, size_t errcap);
     /* every request's range into its buffer; may run them in any order or at once */
@@ -117,6 +118,12 @@ struct zf_store {
     const zf_store_ops *ops;
     void *impl;         /* the backend's state */
     char *name;         /* what log lines call the store (the root path, a URL); owned */
+    unsigned parallel;  /* requests worth keeping in flight at once (>= 1): a local
+                         * store 1 (callers use their own thread count), a remote
+                         * store its connection count */
+    int remote;         /* 1 for a network store: every request costs a round trip;
+                         * stamps carry no dev/ino/ctime (size, mtime = Last-Modified,
+                         * tag = digest of the ETag); list may return ZF_EUNSUPPORTED */
 };
 
 /* Open the local directory at path as a store; *out owns it (zf_store_close).
@@ -155,7 +162,9 @@ int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st);
 /* Call fn for each entry directly under prefix ("" for the root; "." and
  * ".." are never listed), in no particular order; returns fn's value if it
  * stops the listing, ZF_ENOTFOUND / ZF_ECORRUPT if prefix is absent or not a
- * directory.  flags: 0 or ZF_LIST_KINDS (above). */
+ * directory, ZF_EUNSUPPORTED if the store cannot be listed at all (plain
+ * HTTP: callers fall back to consolidated metadata).  flags: 0 or
+ * ZF_LIST_KINDS (above). */
 int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
                   void *ctx);
 
@@ -165,5 +174,12 @@ int zf_store_buf_reserve(zf_store_buf *b, size_t n);
 /* 128-bit digest of a stamp: equal digests mean equal stamps (but for a
  * 2^-128 chance).  Arrays keep one digest per present chunk (chunk/array.h). */
 zf_fp zf_stamp_digest(const zf_stamp *st);
+
+/* Digest of the version a stamp identifies: zf_stamp_digest, but for a stamp
+ * with a version tag (an ETag) only its kind, size and tag count, so the same
+ * object seen by a listing and by a GET or HEAD (whose Last-Modified may
+ * differ in precision) has one version.  Without a tag (local files) it is
+ * zf_stamp_digest itself. */
+zf_fp zf_stamp_version(const zf_stamp *st);
 
 #endif

@@ -17,6 +17,8 @@ struct zf_tree {
     const zf_store *store;
     zf_cache *cache;
     const zf_layout_opts *opts;   /* while building only */
+    char cons_key[16];            /* the consolidated metadata's key; "" if none */
+    zf_stamp cons_stamp;          /* its stamp when the tree was built */
 };
 
 /* Append a node under directory id parent (0: none); its id, 0 if out of memory. */

@@ -52,6 +52,7 @@ typedef struct walker {
     later *later;               /* a queue: walked in order, appended while walking */
     size_t nlater, later_cap;
     size_t shown, other, left_out; /* arrays shown, arrays of other types, nodes left out */
+    zf_fp origin;               /* stamps of the documents the node classified last came from */
 } walker;
 
 /* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
@@ -99,8 +100,10 @@ static int join(char *buf, size_t cap, const char *dir, const char *name)
     return n >= 0 && (size_t)n < cap ? 0 : -1;
 }
 
-/* read the metadata document dir/name into *doc (the caller frees it):
- * ZF_OK, ZF_ENOTFOUND if absent, or another error with the reason in err */
+/* read the metadata document dir/name into *doc (the caller frees it) and
+ * mix its stamp into the fingerprint: ZF_OK, ZF_ENOTFOUND if absent, or
+ * another error with the reason in err (a remote store's 403 too: the node
+ * is left out with a log line) */
 static int read_doc(walker *w, const char *dir, const char *name, char **doc, size_t *n,
                     char *err, size_t errcap)
 {
@@ -108,9 +111,16 @@ static int read_doc(walker *w, const char *dir, const char *name, char **doc, si
     if (join(key, sizeof key, dir, name))
         return ZF_ENOTFOUND;
     zf_store_buf buf = {NULL, 0};
-    mix_stamp(w, key, NULL);
     size_t max = *dir ? ZF_MAX_META : w->root_max;
-    int rc = zf_store_read(w->store, key, max, &buf, n, NULL, why, sizeof why);
+    zf_stamp st;
+    int rc = zf_store_read(w->store, key, max, &buf, n, &st, why, sizeof why);
+    if (rc == ZF_OK || rc == ZF_ENOTFOUND) { /* the read's own stamp: no second request */
+        zf_fp d = zf_stamp_digest(&st);
+        zf_tree_fp_mix(w->t, key, &d, sizeof d);
+        zf_fp_add(&w->origin, &d, sizeof d);
+    } else {
+        mix_stamp(w, key, NULL); /* what is there instead (a directory, a link) */
+    }
     if (rc == ZF_OK) {
         *doc = (char *)buf.p; /* ownership passes to the caller */
         return ZF_OK;
@@ -164,6 +174,7 @@ static int add_array(walker *w, size_t dir, const char *name, const char *path, 
         zf_array_free(a);
         return ZF_ENOMEM;
     }
+    zf_array_set_origin(a, &w->origin);
     t->arrays[t->narrays] = a;
     t->layouts[t->narrays++] = l;
     w->shown++;
@@ -227,7 +238,10 @@ static int classify_cons(walker *w, const char *path, zf_node_kind *kind, zf_met
     const zf_cons_node *e = w->cons ? zf_cons_find(w->cons, path) : NULL;
     if (!e || !e->doc)
         return ZF_ENOTFOUND;
-    int newer = e->zarr_format == 3
+    /* a remote store's consolidated metadata is taken as it is (as zarr-python
+     * does): checking each node's own document would cost a request per node */
+    int newer = w->store->remote ? 0
+              : e->zarr_format == 3
                     ? newer_than_cons(w, path, "zarr.json")
                     : newer_than_cons(w, path, e->v2_group ? ".zgroup" : ".zarray") |
                           newer_than_cons(w, path, ".zattrs");
@@ -259,9 +273,13 @@ static int classify(walker *w, const char *path, zf_node_kind *kind, zf_meta *m)
 {
     char err[256] = "", *doc = NULL, *attrs = NULL;
     size_t n, an = 0;
+    zf_fp_init(&w->origin);
     int rc = classify_cons(w, path, kind, m);
-    if (rc != ZF_ENOTFOUND)
+    if (rc != ZF_ENOTFOUND) {
+        zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));
+        zf_fp_add(&w->origin, &d, sizeof d);
         return rc;
+    }
     /* a document that is there but cannot be read leaves the node out */
     if ((rc = read_doc(w, path, "zarr.json", &doc, &n, err, sizeof err)) == ZF_OK) {
         rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
@@ -396,12 +414,10 @@ typedef struct children {
     size_t n, cap;
 } children;
 
-/* list callback: keep the directories */
-static int collect_dir(void *arg, const zf_store_entry *e)
+/* add the child called name[0..len) (no identity: a remote store's) */
+static int add_child(children *c, const char *name, size_t len, uint64_t dev, uint64_t ino,
+                     int alias)
 {
-    children *c = arg;
-    if (e->stamp.kind != ZF_STORE_DIR)
-        return 0;
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 16;
         child *v = realloc(c->v, cap * sizeof *v);
@@ -410,16 +426,46 @@ static int collect_dir(void *arg, const zf_store_entry *e)
         c->v = v;
         c->cap = cap;
     }
-    char *name = strdup(e->name);
-    if (!name)
+    char *copy = strndup(name, len);
+    if (!copy)
         return ZF_ENOMEM;
-    c->v[c->n++] = (child){name, e->stamp.dev, e->stamp.ino, e->alias};
+    c->v[c->n++] = (child){copy, dev, ino, alias};
     return 0;
+}
+
+/* list callback: keep the directories */
+static int collect_dir(void *arg, const zf_store_entry *e)
+{
+    if (e->stamp.kind != ZF_STORE_DIR)
+        return 0;
+    return add_child(arg, e->name, strlen(e->name), e->stamp.dev, e->stamp.ino, e->alias);
+}
+
+/* consolidated metadata callback: every child is a candidate directory */
+static int collect_cons(void *arg, const char *name, size_t len)
+{
+    return add_child(arg, name, len, 0, 0, 0);
 }
 
 static int by_child_name(const void *a, const void *b)
 {
     return strcmp(((const child *)a)->name, ((const child *)b)->name);
+}
+
+/* sort by name, dropping repeated names (consolidated metadata may name a child twice) */
+static void sort_children(children *c)
+{
+    if (c->n < 2)
+        return;
+    qsort(c->v, c->n, sizeof *c->v, by_child_name);
+    size_t k = 1;
+    for (size_t i = 1; i < c->n; i++) {
+        if (strcmp(c->v[i].name, c->v[k - 1].name))
+            c->v[k++] = c->v[i];
+        else
+            free(c->v[i].name);
+    }
+    c->n = k;
 }
 
 static void free_children(children *c)
@@ -475,6 +521,16 @@ static int visit_child(walker *w, size_t dir, const child *ch, int depth)
     return rc;
 }
 
+/* log that the group at w->path shows no children: the store cannot be
+ * listed (plain HTTP) and has no consolidated metadata */
+static void log_unlisted(const walker *w)
+{
+    zf_log("%s%s%s: a group, but this store cannot be listed and has no consolidated "
+           "metadata; its children are not shown (consolidate the store's metadata, e.g. "
+           "zarr.consolidate_metadata, to see them)", zf_store_path(w->store), *w->path ? "/" : "",
+           w->path);
+}
+
 /* walk the group at w->path (node dir): its child directories in name order */
 static int walk_group(walker *w, size_t dir, int depth)
 {
@@ -484,11 +540,14 @@ static int walk_group(walker *w, size_t dir, int depth)
         return ZF_OK;
     }
     children c = {NULL, 0, 0};
-    int rc = zf_store_list(w->store, w->path, 0, collect_dir, &c);
+    int rc;
+    if (w->cons && w->store->remote) /* one document for the whole tree: no listing */
+        rc = zf_cons_children(w->cons, w->path, collect_cons, &c);
+    else if ((rc = zf_store_list(w->store, w->path, 0, collect_dir, &c)) == ZF_EUNSUPPORTED)
+        log_unlisted(w);
     if (rc != ZF_ENOMEM) /* a directory that cannot be listed holds nothing */
         rc = ZF_OK;
-    if (c.n > 1)
-        qsort(c.v, c.n, sizeof *c.v, by_child_name);
+    sort_children(&c);
     for (size_t i = 0; rc == ZF_OK && i < c.n; i++)
         rc = visit_child(w, dir, &c.v[i], depth + 1);
     free_children(&c);
@@ -613,9 +672,11 @@ int zf_tree_walk(zf_tree *t)
     if (w->cons) { /* the document all nodes' metadata comes from */
         zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));
         zf_tree_fp_mix(t, zf_cons_key(w->cons), &d, sizeof d);
+        snprintf(t->cons_key, sizeof t->cons_key, "%s", zf_cons_key(w->cons));
+        t->cons_stamp = *zf_cons_stamp(w->cons);
     }
-    zf_stamp root;
-    if (rc == ZF_OK && (rc = zf_store_stamp(w->store, "", &root)) == ZF_OK &&
+    zf_stamp root = {0}; /* a remote store's root has no identity: not asked for */
+    if (rc == ZF_OK && (w->store->remote || (rc = zf_store_stamp(w->store, "", &root)) == ZF_OK) &&
         (rc = first_visit(w, root.dev, root.ino)) == 1)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)

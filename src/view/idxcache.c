@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #define MAGIC "ZFIDX\001\000\000"
+#define MAGIC_EXTRA "ZFIDX\002\000\000" /* the offsets, then a length and the extra bytes */
 
 int zf_idxcache_default_dir(char *buf, size_t cap)
 {
@@ -61,7 +62,8 @@ typedef struct header {
     uint64_t a, b, n;
 } header;
 
-int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off0, uint64_t *off1)
+int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off0, uint64_t *off1,
+                     size_t max_extra, void **extra, size_t *extra_len)
 {
     char path[4096];
     file_name(dir, fp, path, sizeof path);
@@ -71,12 +73,26 @@ int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off
         return -1;
     header h;
     struct stat st;
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-             (uint64_t)st.st_size == sizeof h + 2 * n * sizeof *off0 &&
-             read_full(fd, &h, sizeof h) == 0 && !memcmp(h.magic, MAGIC, 8) && h.a == fp->a &&
+    uint64_t offsets = sizeof h + 2 * n * sizeof *off0, xlen = 0;
+    void *x = NULL;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= offsets &&
+             read_full(fd, &h, sizeof h) == 0 &&
+             !memcmp(h.magic, extra ? MAGIC_EXTRA : MAGIC, 8) && h.a == fp->a &&
              h.b == fp->b && h.n == n && read_full(fd, off0, n * sizeof *off0) == 0 &&
              read_full(fd, off1, n * sizeof *off1) == 0;
+    if (ok && extra) /* the extra bytes: exactly as many as the file holds, within the bound */
+        ok = read_full(fd, &xlen, sizeof xlen) == 0 && xlen <= max_extra &&
+             (uint64_t)st.st_size - offsets - sizeof xlen == xlen &&
+             (x = malloc(xlen ? (size_t)xlen : 1)) && read_full(fd, x, (size_t)xlen) == 0;
+    else
+        ok = ok && (uint64_t)st.st_size == offsets;
     close(fd);
+    if (ok && extra) {
+        *extra = x; /* the caller's */
+        *extra_len = (size_t)xlen;
+    } else {
+        free(x);
+    }
     for (uint64_t i = 1; ok && i < n; i++) /* offsets never decrease */
         ok = off0[i] >= off0[i - 1] && off1[i] >= off1[i - 1];
     return ok ? 0 : -1;
@@ -98,7 +114,7 @@ static void mkdir_p(const char *dir)
 }
 
 void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64_t *off0,
-                      const uint64_t *off1)
+                      const uint64_t *off1, const void *extra, size_t extra_len)
 {
     char path[4096], tmp[4200];
     mkdir_p(dir);
@@ -109,9 +125,12 @@ void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64
     if (fd < 0)
         return;
     header h = {.a = fp->a, .b = fp->b, .n = n};
-    memcpy(h.magic, MAGIC, 8);
+    memcpy(h.magic, extra ? MAGIC_EXTRA : MAGIC, 8);
+    uint64_t xlen = extra_len;
     int ok = write_full(fd, &h, sizeof h) == 0 && write_full(fd, off0, n * sizeof *off0) == 0 &&
-             write_full(fd, off1, n * sizeof *off1) == 0;
+             write_full(fd, off1, n * sizeof *off1) == 0 &&
+             (!extra || (write_full(fd, &xlen, sizeof xlen) == 0 &&
+                         write_full(fd, extra, extra_len) == 0));
     ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);

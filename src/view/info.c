@@ -54,9 +54,12 @@ void zf_info_text(const zf_array *a, const char *name, const zf_text *text, zf_s
     zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
     zf_sbuf_printf(out, "codecs: %s\n", codecs);
     uint64_t present, expected;
-    if (zf_array_count_stored(a, ZF_INFO_MAX_LOOKUPS, &present, &expected) == ZF_OK)
+    int rc = zf_array_count_stored(a, ZF_INFO_MAX_LOOKUPS, &present, &expected);
+    if (rc == ZF_OK)
         zf_sbuf_printf(out, "chunks_present: %llu of %llu\n", (unsigned long long)present,
                        (unsigned long long)expected);
+    else if (rc == ZF_ENOTFOUND) /* a store that cannot be listed: no chunk is fetched to count */
+        zf_sbuf_printf(out, "chunks_present: unknown (%llu expected)\n", (unsigned long long)expected);
     else
         zf_sbuf_printf(out, "chunks_present: not counted (%llu expected)\n", (unsigned long long)expected);
     zf_sbuf_printf(out, "text_format: %s\n", zf_format_name(text->format));

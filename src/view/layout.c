@@ -17,6 +17,8 @@
 
 enum { UNSIZED, SIZING, SIZED };
 
+#define ZF_PASS_MAX_THREADS 64
+
 /* geometry of one chunk: first element and extent inside the array */
 typedef struct cgeom {
     uint64_t origin[ZF_MAX_DIMS], extent[ZF_MAX_DIMS];
@@ -366,13 +368,30 @@ static void *pass_worker(void *arg)
     return NULL;
 }
 
+/* workers of the size pass: one per CPU (opts->threads); for a remote store
+ * as many as it keeps requests in flight (zf_store.parallel), at most
+ * ZF_PASS_MAX_THREADS, and beyond the CPU count only as many as the cache
+ * has room for: each worker holds at most one decoded chunk and one stored
+ * (raw) chunk, counted against cache_size through the pass's reserve, so
+ * the requests in flight hold at most that many raw buffers */
+static unsigned pass_threads(const zf_layout *l)
+{
+    unsigned nt = l->threads < ZF_PASS_MAX_THREADS ? l->threads : ZF_PASS_MAX_THREADS;
+    const zf_store *st = zf_array_store(l->a);
+    unsigned want = st->remote ? st->parallel : 0;
+    want = want < ZF_PASS_MAX_THREADS ? want : ZF_PASS_MAX_THREADS;
+    while (want > nt && !zf_array_cache_room(l->a, 2 * want))
+        want--;
+    return want > nt ? want : nt;
+}
+
 static int run_pass(zf_layout *l)
 {
     for (int v = 0; v < 2; v++)
         if (!(l->off[v] = calloc((size_t)l->nblocks + 1, sizeof(uint64_t))))
             return ZF_ENOMEM;
-    pthread_t tid[64];
-    unsigned nt = l->threads < 64 ? l->threads : 64, started = 0;
+    pthread_t tid[ZF_PASS_MAX_THREADS];
+    unsigned nt = pass_threads(l), started = 0;
     if (nt > l->nchunks)
         nt = l->nchunks ? (unsigned)l->nchunks : 1;
     pass p = {.l = l, .reserve = 2 * nt}; /* each: a decoded chunk, its stored bytes */
@@ -468,6 +487,43 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     return rc;
 }
 
+/* the persisted index saved under fp into l->off, with (unlisted store) the
+ * chunk versions it was computed from as the array's snapshot: ZF_OK, or
+ * ZF_ENOTFOUND (none usable), ZF_ENOMEM */
+static int load_persisted(zf_layout *l, const zf_fp *fp)
+{
+    for (int v = 0; v < 2; v++)
+        if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
+            return ZF_ENOMEM;
+    int unlisted = zf_array_unlisted(l->a);
+    void *snap = NULL;
+    size_t snap_len = 0;
+    uint64_t most = zf_array_nchunks(l->a) * 24; /* zf_present: 24 bytes per stored chunk */
+    if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1],
+                         most < SIZE_MAX ? (size_t)most : SIZE_MAX, unlisted ? &snap : NULL,
+                         &snap_len) != 0)
+        return ZF_ENOTFOUND;
+    int rc = unlisted ? zf_array_snap_load(l->a, snap, snap_len) : ZF_OK;
+    free(snap);
+    if (rc == ZF_ECORRUPT)
+        return ZF_ENOTFOUND;
+    if (rc || zf_array_store(l->a)->remote) /* remote: no chunk is fetched to check it */
+        return rc;
+    if ((rc = check_last_block(l)) != ZF_ESTALE)
+        return rc;
+    zf_log("%s/%s: the persisted offset index does not match the last chunks (stale); "
+           "recomputing it", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
+    return ZF_ENOTFOUND;
+}
+
+/* save the index under fp, with the chunk versions of an unlisted store */
+static void save_persisted(zf_layout *l, const zf_fp *fp)
+{
+    size_t len = 0;
+    const void *snap = zf_array_unlisted(l->a) ? zf_array_snap_data(l->a, &len) : NULL;
+    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], snap, len);
+}
+
 /* the offset index: from the persisted copy if it matches, else by a pass */
 static int load_or_build(zf_layout *l)
 {
@@ -475,24 +531,18 @@ static int load_or_build(zf_layout *l)
     int rc = layout_fingerprint(l, &fp);
     if (rc)
         return rc;
-    if (l->index_dir) {
-        for (int v = 0; v < 2; v++)
-            if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
-                return ZF_ENOMEM;
-        if (zf_idxcache_load(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]) == 0) {
-            if ((rc = check_last_block(l)) != ZF_ESTALE)
-                return rc;
-            zf_log("%s/%s: the persisted offset index does not match the last chunks (stale); "
-                   "recomputing it", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
-        }
-        for (int v = 0; v < 2; v++) {
-            free(l->off[v]);
-            l->off[v] = NULL;
-        }
+    if (l->index_dir && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
+        return rc;
+    for (int v = 0; v < 2; v++) {
+        free(l->off[v]);
+        l->off[v] = NULL;
     }
     rc = run_pass(l);
+    /* unlisted: every chunk was read once; their versions become the snapshot */
+    if (rc == ZF_OK && !l->bad && zf_array_unlisted(l->a))
+        rc = zf_array_adopt_learned(l->a);
     if (rc == ZF_OK && l->index_dir && !l->bad)
-        zf_idxcache_save(l->index_dir, &fp, l->nblocks + 1, l->off[0], l->off[1]);
+        save_persisted(l, &fp);
     return rc;
 }
 

@@ -217,15 +217,16 @@ static void merge(zf_cons *c)
     c->count = k;
 }
 
-/* stamp and read key into c->text; the reason for an error in err */
+/* read key into c->text, its stamp (from the same read: one request to a
+ * remote store) into c->stamp; the reason for an error in err */
 static int read_key(zf_cons *c, const zf_store *s, const char *key, size_t max, char *err,
                     size_t errcap)
 {
     c->key = key;
     zf_store_buf buf = {NULL, 0};
     char why[200] = "";
-    int rc = zf_store_stamp(s, key, &c->stamp);
-    if (rc == ZF_OK && (rc = zf_store_read(s, key, max, &buf, &c->len, NULL, why, sizeof why)) == ZF_OK)
+    int rc = zf_store_read(s, key, max, &buf, &c->len, &c->stamp, why, sizeof why);
+    if (rc == ZF_OK)
         c->text = (char *)buf.p; /* c owns it */
     else
         free(buf.p);
@@ -300,4 +301,37 @@ const zf_cons_node *zf_cons_find(const zf_cons *c, const char *path)
             hi = mid;
     }
     return NULL;
+}
+
+int zf_cons_children(const zf_cons *c, const char *path, zf_cons_child_fn fn, void *ctx)
+{
+    size_t plen = strlen(path), lo = 0, hi = c->count;
+    while (lo < hi) { /* the first entry at or after "path/": the subtree is contiguous */
+        size_t mid = lo + (hi - lo) / 2;
+        const char *p = c->entries[mid].node.path;
+        int cmp = plen ? strncmp(p, path, plen) : 0;
+        if (cmp == 0 && plen)
+            cmp = p[plen] == '\0' ? -1 : (unsigned char)p[plen] - '/';
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const char *last = NULL;
+    size_t last_len = 0;
+    for (size_t i = lo; i < c->count; i++) {
+        const char *p = c->entries[i].node.path;
+        if (plen && (strncmp(p, path, plen) || p[plen] != '/'))
+            break;
+        const char *name = p + plen + (plen ? 1 : 0), *slash = strchr(name, '/');
+        size_t n = slash ? (size_t)(slash - name) : strlen(name);
+        if (n == 0 || (last && n == last_len && !memcmp(name, last, n)))
+            continue;
+        last = name;
+        last_len = n;
+        int rc = fn(ctx, name, n);
+        if (rc)
+            return rc;
+    }
+    return ZF_OK;
 }

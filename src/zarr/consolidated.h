@@ -39,10 +39,20 @@ int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, char *err, size_t
 /* Free c; NULL is allowed. */
 void zf_cons_free(zf_cons *c);
 
+/* Called with each child's name (name[0..len), not NUL-terminated); nonzero stops. */
+typedef int (*zf_cons_child_fn)(void *ctx, const char *name, size_t len);
+
+/* Call fn once per distinct name directly under path ("" the root) among the
+ * nodes described (a node "a/b/c" names "b" under "a" even when "a/b" has no
+ * entry of its own), in byte order but for names that share a prefix (a
+ * repeated name may come again: callers drop duplicates); fn's value if it
+ * stops, else ZF_OK.  For stores that cannot be listed: the tree's children. */
+int zf_cons_children(const zf_cons *c, const char *path, zf_cons_child_fn fn, void *ctx);
+
 /* The store key the metadata was read from ("zarr.json" or ".zmetadata"). */
 const char *zf_cons_key(const zf_cons *c);
 
-/* Stamp of that key, taken before it was read. */
+/* Stamp of that key, as the read of it returned. */
 const zf_stamp *zf_cons_stamp(const zf_cons *c);
 
 /* The root's zarr.json with the value of "consolidated_metadata" replaced by
