@@ -221,8 +221,8 @@ class Proxy:
         line, headers = parse_head(head[:-4])
         parts = line.split(" ")
         path = parts[1] if len(parts) > 1 else ""
-        n = int(header(headers, "content-length") or 0)
-        body = await reader.readexactly(n) if n else b""
+        blen = int(header(headers, "content-length") or 0)
+        body = await reader.readexactly(blen) if blen else b""
         self.faults.refresh()
         if self.faults.down():
             self.note(f"down: {line} reset")
@@ -231,11 +231,12 @@ class Proxy:
         cfg = self.faults.cfg
         fault = self.faults.pick(path)
         self.count += 1
+        n = self.count
         rng = header(headers, "range") or "-"
         if cfg.get("latency_ms"):
             await asyncio.sleep(cfg["latency_ms"] / 1000)
         if fault == "reset":
-            self.note(f"n={self.count} {line} range={rng} fault=reset")
+            self.note(f"n={n} {line} range={rng} fault=reset")
             abort(writer)
             return False
         if fault == "status":
@@ -245,7 +246,7 @@ class Proxy:
             writer.write(f"HTTP/1.1 {code} Injected\r\nContent-Type: text/plain\r\n{extra}"
                          f"Content-Length: {len(msg)}\r\n\r\n".encode() + msg)
             await writer.drain()
-            self.note(f"n={self.count} {line} range={rng} fault=status {code}")
+            self.note(f"n={n} {line} range={rng} fault=status {code}")
             return True
         if fault == "norange":
             headers = [(k, v) for k, v in headers if k.lower() != "range"]
@@ -255,11 +256,11 @@ class Proxy:
             msg = f"upstream: {e}\n".encode()
             writer.write(f"HTTP/1.1 502 Bad Gateway\r\nContent-Length: {len(msg)}\r\n\r\n".encode() + msg)
             await writer.drain()
-            self.note(f"n={self.count} {line} range={rng} upstream error {e!r}")
+            self.note(f"n={n} {line} range={rng} upstream error {e!r}")
             return True
         rhead = ("\r\n".join([sline] + [f"{k}: {v}" for k, v in rheaders]) + "\r\n\r\n").encode("latin-1")
         status = sline.split(" ")[1]
-        self.note(f"n={self.count} {line} range={rng} fault={fault} status={status} len={len(rbody)}")
+        self.note(f"n={n} {line} range={rng} fault={fault} status={status} len={len(rbody)}")
         if fault in ("cut", "truncate"):
             writer.write(rhead + rbody[:len(rbody) // 2])
             await writer.drain()
