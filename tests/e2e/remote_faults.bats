@@ -91,6 +91,54 @@ alive() {
     zf_t ls "$ZF_MNT" >/dev/null || fail "the mount does not answer"
 }
 
+# px_curl ARGS...: curl through the proxy with a timeout; "HTTP_CODE BYTES RC"
+px_curl() {
+    local rc=0 out
+    out=$(timeout -k 2 10 curl -sS -o "$BATS_TEST_TMPDIR/px.out" -w '%{http_code} %{size_download}' "$@" 2>/dev/null) || rc=$?
+    echo "$out $rc"
+}
+
+@test "faultproxy: each fault is what it says (curl through it)" {
+    proxy
+    local u=$PROXY_URL/bucket/a3.zarr/zarr.json size t0
+    size=$(stat -c %s "$RM_STORES/a3.zarr/zarr.json")
+    [[ $(px_curl "$u") == "200 $size 0" ]] || fail "plain: $(px_curl "$u")"
+    cmp -s "$BATS_TEST_TMPDIR/px.out" "$RM_STORES/a3.zarr/zarr.json" || fail "plain: wrong bytes"
+    [[ $(px_curl -r 10-19 "$u") == "206 10 0" ]] || fail "range: $(px_curl -r 10-19 "$u")"
+    net_proxy_set '{"fault": "status", "status": 503, "first": 2}'
+    [[ $(px_curl "$u") == "503 "* ]] && [[ $(px_curl "$u") == "503 "* ]] && [[ $(px_curl "$u") == "200 $size 0" ]] \
+        || fail "503 for the first 2 only"
+    net_proxy_set '{"fault": "status", "status": 429, "every": 2, "retry_after": 0}'
+    [[ $(px_curl "$u") == "200 $size 0" && $(px_curl "$u") == "429 "* ]] || fail "429 every 2nd"
+    net_proxy_set '{"fault": "cut"}'
+    [[ $(px_curl "$u") == "200 $((size / 2)) 56" ]] || fail "cut: $(px_curl "$u")"
+    net_proxy_set '{"fault": "truncate"}'
+    [[ $(px_curl "$u") == "200 $((size / 2)) 18" ]] || fail "truncate: $(px_curl "$u")"
+    net_proxy_set '{"fault": "reset"}'
+    [[ $(px_curl "$u") == "000 0 56" ]] || fail "reset: $(px_curl "$u")"
+    net_proxy_set '{"fault": "norange"}'
+    [[ $(px_curl -r 10-19 "$u") == "200 $size 0" ]] || fail "norange: $(px_curl -r 10-19 "$u")"
+    net_proxy_set '{"fault": "stall", "stall_s": 30}'
+    [[ $(px_curl --max-time 1 "$u") == "200 0 28" ]] || fail "stall: $(px_curl --max-time 1 "$u")"
+    net_proxy_set '{"latency_ms": 300}'
+    t0=$(date +%s%N)
+    [[ $(px_curl "$u") == "200 $size 0" ]] || fail "latency"
+    (($(date +%s%N) - t0 >= 300000000)) || fail "no latency added"
+    net_proxy_set '{"down_for": 1.5}'
+    [[ $(px_curl "$u") == "000 0 "* ]] || fail "down: $(px_curl "$u")"
+    sleep 1.6
+    [[ $(px_curl "$u") == "200 $size 0" ]] || fail "not back after down_for"
+    net_proxy_set '{"fault": "cut", "match": "c/"}'
+    [[ $(px_curl "$u") == "200 $size 0" ]] || fail "match: metadata was faulted"
+    kill -0 "$PROXY_PID" || fail "the proxy died"
+    # bounded: a proxy stops by itself at its deadline
+    net_proxy "$BATS_TEST_TMPDIR/short" "${NGX_HTTP#http://}" 1
+    local end=$((SECONDS + 10))
+    while kill -0 "$PROXY_PID" 2>/dev/null && ((SECONDS < end)); do sleep 0.1; done
+    kill -0 "$PROXY_PID" 2>/dev/null && fail "the proxy outlived its 1 s deadline"
+    true
+}
+
 @test "faults: 150 ms latency on every response: every file exact" {
     proxy '{"latency_ms": 150}'
     mount_both g3c.zarr
