@@ -14,6 +14,8 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "options.h"
+#include "store/net.h"
+#include "store/open.h"
 #include "view/idxcache.h"
 #include "zarr/cf.h"
 #include "zarrfs.h"
@@ -249,8 +251,27 @@ typedef struct settings {
     double timeout;
     zf_log_level log_level;
     zf_layout_opts lo;
+    zf_store_opts so;   /* how to open the store (owned: zf_store_opts_free) */
     char index_dir[4096];
 } settings;
+
+/* the store's options of the command line (store/open.h) into so; the
+ * exit status (1 after a line on stderr) */
+static int store_options(const cli *c, zf_store_opts *so)
+{
+    char err[256];
+    int rc = ZF_OK;
+#define SET_VAL(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, c->id, err, sizeof err);
+#define SET_FLAG(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, NULL, err, sizeof err);
+#define X(id, kind, arg, def, desc) SET_##kind(id) if (rc == ZF_ENOTFOUND) rc = ZF_OK;
+    ZF_OPTIONS(X)
+#undef X
+#undef SET_VAL
+#undef SET_FLAG
+    if (rc == ZF_ENOMEM)
+        return fail("out of memory", NULL);
+    return rc == ZF_OK ? 0 : fail(err, NULL);
+}
 
 /* "1.5"-style seconds, 0 to 1e9; 0 or -1 */
 static int parse_seconds(const char *s, double *out)
@@ -276,7 +297,9 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
         return fail("invalid read_ahead", c->read_ahead);
     if (st->read_ahead > ZF_READ_AHEAD_MAX)
         return fail("read_ahead is larger than 1G", c->read_ahead);
-    if (parse_seconds(DEFAULT(c, timeout), &st->timeout))
+    /* a remote store is re-checked less often: every check costs requests */
+    const char *timeout = c->timeout ? c->timeout : zf_store_spec_remote(c->store) ? "60" : "1";
+    if (parse_seconds(timeout, &st->timeout))
         return fail("invalid timeout (seconds from 0 to 1e9)", c->timeout);
     if (zf_format_parse(DEFAULT(c, format), &st->lo.format))
         return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
@@ -290,7 +313,7 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
         st->log_level = ZF_LOG_DEBUG;
     if (!c->no_index_cache && zf_idxcache_default_dir(st->index_dir, sizeof st->index_dir) == 0)
         st->lo.index_dir = st->index_dir;
-    return 0;
+    return store_options(c, &st->so);
 }
 
 /* open path for appending log lines: a regular file (created 0640), never a
@@ -359,25 +382,44 @@ static void fuse_message(enum fuse_log_level level, const char *fmt, va_list ap)
     len = 0;
 }
 
-/* mount STORE with valid options; the exit status */
-static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
+/* open STORE; for a local one, *mtime gets its root's; the exit status */
+static int open_store(const cli *c, const settings *st, zf_store **store, struct timespec *mtime)
 {
-    settings st;
-    if (check_options(c, o, &st) || check_mountpoint(o->mountpoint) || setup_log(c, o, &st))
+    char err[512];
+    int remote = zf_store_spec_remote(c->store);
+    int rc = zf_store_open_spec(c->store, &st->so, store, err, sizeof err);
+    if (rc && (remote || err[0])) {
+        fprintf(stderr, "zarrfs: cannot open store %s: %s\n", c->store, err[0] ? err : zf_strerror(rc));
         return 1;
-    zf_store *store = NULL;
-    zf_tree *tree = NULL;
-    int rc = zf_store_open_local(c->store, c->follow_symlinks, &store);
+    }
     if (rc)
         return fail(rc == ZF_ENOTFOUND ? "store not found or not a directory" : "cannot open store", c->store);
+    if (remote) { /* no root to stat: the mount's time */
+        clock_gettime(CLOCK_REALTIME, mtime);
+        return 0;
+    }
     struct stat sst;
     if (fstatat(AT_FDCWD, c->store, &sst, 0) != 0) {
         rc = fail_errno("cannot stat store", c->store, errno);
-        zf_store_close(store);
+        zf_store_close(*store);
+        *store = NULL;
         return rc;
     }
-    zf_cache *cache = zf_cache_new(st.cache_bytes);
-    if (!cache || (rc = zf_tree_build(store, cache, &st.lo, &tree))) {
+    *mtime = sst.st_mtim;
+    return 0;
+}
+
+/* mount STORE with valid settings; the exit status */
+static int run_with(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c, const settings *st)
+{
+    zf_store *store = NULL;
+    zf_tree *tree = NULL;
+    struct timespec mtime;
+    int rc = open_store(c, st, &store, &mtime);
+    if (rc)
+        return rc;
+    zf_cache *cache = zf_cache_new(st->cache_bytes);
+    if (!cache || (rc = zf_tree_build(store, cache, &st->lo, &tree))) {
         /* invalid root metadata was already reported on its own line */
         int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED ? 1
                 : fail(rc == ZF_ENOTFOUND ? "not a Zarr store (no zarr.json, .zgroup or .zarray)"
@@ -386,9 +428,9 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
         zf_cache_free(cache);
         return r;
     }
-    zf_fs fs = {.store = store, .cache = cache, .opts = &st.lo, .timeout = st.timeout,
-                .uid = getuid(), .gid = getgid(), .mtime = sst.st_mtim,
-                .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(st.read_ahead >> 10),
+    zf_fs fs = {.store = store, .cache = cache, .opts = &st->lo, .timeout = st->timeout,
+                .uid = getuid(), .gid = getgid(), .mtime = mtime,
+                .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(st->read_ahead >> 10),
                 .read_ahead_asked = c->read_ahead != NULL};
     if (add_mount_opts(args, c, zf_store_path(store)) != 0) {
         zf_tree_free(tree);
@@ -403,6 +445,17 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
     }
     zf_cache_free(cache);
     zf_store_close(store);
+    return rc;
+}
+
+/* mount STORE with valid options; the exit status */
+static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
+{
+    settings st = {0};
+    int rc = 1;
+    if (!check_options(c, o, &st) && !check_mountpoint(o->mountpoint) && !setup_log(c, o, &st))
+        rc = run_with(args, o, c, &st);
+    zf_store_opts_free(&st.so);
     return rc;
 }
 
@@ -423,6 +476,9 @@ int main(int argc, char **argv)
      * freed by the cache goes back to the system (no dynamic threshold) */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     fuse_set_log_func(fuse_message);
+    char err[256];
+    if (zf_net_global_init(err, sizeof err) != ZF_OK) /* before any thread */
+        return fail(err, NULL);
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
     struct fuse_cmdline_opts o;
     cli c = {.log_fd = -1};
@@ -448,5 +504,6 @@ out:
     free(o.mountpoint);
     cli_free(&c);
     fuse_opt_free_args(&args);
+    zf_net_global_cleanup();
     return rc;
 }

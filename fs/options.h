@@ -19,8 +19,9 @@
 
 /* X(ID, KIND, ARG, DEFAULT, DESCRIPTION): the -o options zarrfs itself reads.
  * KIND is VAL (-o ID=ARG, kept as a string) or FLAG (-o ID).  DEFAULT is
- * what --help and the manual show, and for VAL options (but log) the value
- * used when the option is absent. */
+ * what --help and the manual show, and for VAL options (but log, timeout and
+ * the store's options of store/open.h) the value used when the option is
+ * absent. */
 #define ZF_OPTIONS(X)                                                                            \
     X(format, VAL, "FORMAT", "pandas",                                                           \
       "text of each duration: pandas, iso, numpy, seconds or raw")                               \
@@ -34,10 +35,28 @@
     X(read_ahead, VAL, "BYTES", "4M",                                                            \
       "the kernel's read-ahead window of the mount, set on the first open; 0 leaves the "        \
       "kernel's; needs root")                                                                    \
-    X(timeout, VAL, "SECONDS", "1",                                                              \
+    X(timeout, VAL, "SECONDS", "1, 60 for a remote store",                                      \
       "how long the kernel caches names and sizes, and how often the store is re-checked "       \
       "for changes")                                                                             \
     X(follow_symlinks, FLAG, "", "off", "follow symlinks that lead outside the store")           \
+    X(connections, VAL, "N", "16",                                                               \
+      "remote stores: most requests in flight at once, and connections kept open")              \
+    X(retries, VAL, "N", "8",                                                                    \
+      "remote stores: attempts in all for a request that fails for a passing reason (a "        \
+      "timeout, a dropped connection, HTTP 429 or 5xx), with random exponential backoff")        \
+    X(timeout_ms, VAL, "MS", "10000",                                                            \
+      "remote stores: an attempt fails after this long without progress, and a request "         \
+      "with all its retries gives up after 6 times this; the read then fails with EIO")         \
+    X(cafile, VAL, "FILE", "the system's",                                                       \
+      "remote stores: PEM file of the certificate authorities that https servers are "          \
+      "verified against (servers are always verified)")                                         \
+    X(endpoint, VAL, "URL", "AWS, or storage.googleapis.com",                                     \
+      "s3:// and gs:// stores: the server requests go to (an S3-compatible server, an "           \
+      "emulator), as http://HOST:PORT or https://HOST")                                          \
+    X(region, VAL, "NAME", "AWS_REGION, else us-east-1",                                         \
+      "s3:// stores: the region requests are signed for")                                        \
+    X(anonymous, FLAG, "", "off",                                                                \
+      "s3:// stores: send unsigned requests (public buckets) and read no credentials")          \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \

@@ -14,6 +14,21 @@
     X("-o format=FORMAT", "pandas", "text of each duration: pandas, iso, numpy, seconds or raw")  \
     X("-o nat=TEXT", "NaT", "text shown for NaT, CSV-quoted in .csv when needed")                \
     X("--no-progress", "", "never show the progress line")                                       \
+    X("-o connections=N", "16", "remote stores: most requests in flight at once")                \
+    X("-o retries=N", "8",                                                                       \
+      "remote stores: attempts in all for a request that fails for a passing reason (a "        \
+      "timeout, a dropped connection, HTTP 429 or 5xx), with random exponential backoff")        \
+    X("-o timeout_ms=MS", "10000",                                                               \
+      "remote stores: an attempt fails after this long without progress, and a request "         \
+      "with all its retries gives up after 6 times this")                                        \
+    X("-o cafile=FILE", "the system's",                                                          \
+      "remote stores: PEM file of the certificate authorities that https servers are "          \
+      "verified against (servers are always verified)")                                         \
+    X("-o endpoint=URL", "AWS, or storage.googleapis.com",                                        \
+      "s3:// and gs:// stores: the server requests go to (an S3-compatible server, an "           \
+      "emulator)")                                                                               \
+    X("-o region=NAME", "AWS_REGION, else us-east-1", "s3:// stores: the region requests are signed for") \
+    X("-o anonymous", "", "s3:// stores: send unsigned requests (public buckets)")             \
     X("-h, --help", "", "print this help and exit")                                              \
     X("-V, --version", "", "print the version and exit")
 

@@ -10,6 +10,8 @@
 #include "cat_options.h"
 #include "helpfmt.h"
 #include "progress.h"
+#include "store/net.h"
+#include "store/open.h"
 #include "tree/tree.h"
 
 #define CHUNK (1u << 20)
@@ -23,7 +25,9 @@ static void help(void)
            "Write the bytes zarrfs shows for one array file to standard output, without\n"
            "mounting: NAME.txt unless --csv or --info.  ARRAY_PATH is the array's path in\n"
            "the store (group/array), or a file path as the mount shows it\n"
-           "(group/array.csv).  On a terminal, stderr shows progress for large outputs.\n\n"
+           "(group/array.csv).  STORE is a local directory or the URL of a remote store:\n"
+           "http://, https://, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX.  On a terminal,\n"
+           "stderr shows progress for large outputs.\n\n"
            "options:\n");
 #define X(spelling, def, desc) zf_help_row(spelling, desc, def);
     ZF_CAT_OPTIONS(X)
@@ -41,8 +45,30 @@ static int usage_error(void)
     return 2;
 }
 
-/* parse "format=x,nat=y" (backslash escapes a comma) into opts; nat is copied to natbuf */
-static int parse_opts(const char *s, zf_layout_opts *opts, char *natbuf, size_t cap)
+/* one NAME[=VALUE] item of -o that is no view option: a store option
+ * (store/open.h; follow_symlinks is zarrfs's alone); 0 or -1 after a line on stderr */
+static int store_opt(char *item, zf_store_opts *so)
+{
+    char err[256];
+    char *eq = strchr(item, '=');
+    if (eq)
+        *eq = '\0';
+    int rc = strcmp(item, "follow_symlinks") ? zf_store_opt_set(so, item, eq ? eq + 1 : NULL, err, sizeof err)
+                                             : ZF_ENOTFOUND;
+    if (eq)
+        *eq = '=';
+    if (rc == ZF_ENOTFOUND)
+        return fprintf(stderr, "zarrfs-cat: unknown option: %s\n", item), -1;
+    if (rc == ZF_ENOMEM)
+        return fprintf(stderr, "zarrfs-cat: out of memory\n"), -1;
+    if (rc != ZF_OK)
+        return fprintf(stderr, "zarrfs-cat: %s\n", err), -1;
+    return 0;
+}
+
+/* parse "format=x,nat=y,connections=n" (backslash escapes a comma) into opts
+ * and so; nat is copied to natbuf */
+static int parse_opts(const char *s, zf_layout_opts *opts, char *natbuf, size_t cap, zf_store_opts *so)
 {
     while (*s) {
         char item[512];
@@ -64,8 +90,8 @@ static int parse_opts(const char *s, zf_layout_opts *opts, char *natbuf, size_t 
                 return fprintf(stderr, "zarrfs-cat: nat text is too long\n"), -1;
             strcpy(natbuf, item + 4);
             opts->nat = natbuf;
-        } else if (*item) {
-            return fprintf(stderr, "zarrfs-cat: unknown option: %s\n", item), -1;
+        } else if (*item && store_opt(item, so)) {
+            return -1;
         }
     }
     return 0;
@@ -127,7 +153,23 @@ static int cat_node(const zf_node *n, int progress)
     return rc ? 1 : 0;
 }
 
-int main(int argc, char **argv)
+/* open STORE (pos) and build its tree; 0, or 1 after a line on stderr */
+static int open_tree(const char *spec, const zf_store_opts *so, zf_cache *cache,
+                     const zf_layout_opts *opts, zf_store **store, zf_tree **tree)
+{
+    char err[512] = "";
+    int rc = cache ? zf_store_open_spec(spec, so, store, err, sizeof err) : ZF_ENOMEM;
+    if (rc == ZF_OK)
+        rc = zf_tree_build(*store, cache, opts, tree);
+    if (rc == ZF_OK)
+        return 0;
+    fprintf(stderr, "zarrfs-cat: %s: %s\n", spec,
+            err[0] ? err : rc == ZF_ENOTFOUND ? "not a Zarr store" : zf_strerror(rc));
+    return 1;
+}
+
+/* parse the command line, then write the file; the exit status */
+static int cat_main(int argc, char **argv, zf_store_opts *so)
 {
     zf_layout_opts opts = {.format = ZF_FORMAT_PANDAS, .nat = "NaT"};
     char nat[ZF_NAT_MAX + 1];
@@ -145,7 +187,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version"))
             return printf("zarrfs-cat version %s\n", ZF_VERSION), 0;
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            if (parse_opts(argv[++i], &opts, nat, sizeof nat))
+            if (parse_opts(argv[++i], &opts, nat, sizeof nat, so))
                 return 2;
         } else if (npos < 2 && argv[i][0] != '-')
             pos[npos++] = argv[i];
@@ -159,14 +201,8 @@ int main(int argc, char **argv)
     if (cache)
         zf_cache_start_prefetch(cache, 1); /* decode ahead while formatting */
     zf_tree *tree = NULL;
-    int rc = zf_store_open_local(pos[0], 0, &store);
-    if (rc == ZF_OK)
-        rc = cache ? zf_tree_build(store, cache, &opts, &tree) : ZF_ENOMEM;
     int status = 1;
-    if (rc) {
-        fprintf(stderr, "zarrfs-cat: %s: %s\n", pos[0],
-                rc == ZF_ENOTFOUND ? "not a Zarr store" : zf_strerror(rc));
-    } else {
+    if (open_tree(pos[0], so, cache, &opts, &store, &tree) == 0) {
         const zf_node *n = find_file(tree, pos[1], ext);
         if (!n)
             fprintf(stderr, "zarrfs-cat: %s: no timedelta64 array at that path\n", pos[1]);
@@ -176,5 +212,19 @@ int main(int argc, char **argv)
     zf_tree_free(tree);
     zf_cache_free(cache);
     zf_store_close(store);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    char err[256];
+    if (zf_net_global_init(err, sizeof err) != ZF_OK) { /* before any thread */
+        fprintf(stderr, "zarrfs-cat: %s\n", err);
+        return 1;
+    }
+    zf_store_opts so = {0};
+    int status = cat_main(argc, argv, &so);
+    zf_store_opts_free(&so);
+    zf_net_global_cleanup();
     return status;
 }

@@ -29,7 +29,10 @@ struct zf_net {
     zf_net_opts o;              /* defaults filled in; cafile owned */
     CURLM *multi;
     pthread_t thr;
-    pthread_mutex_t mu;         /* guards queue, stop and stats */
+    int thread_alive;           /* thr runs (started by the first zf_net_run; guarded by mu) */
+    pthread_mutex_t curl_mu;    /* held by the engine thread except while it sleeps in poll */
+    pthread_mutex_t mu;         /* guards queue, stop, stats, thread_alive */
+    zf_net *reg_next;           /* in the registry of engines (fork handling) */
     zf_net_xfer *qhead, *qtail; /* submitted, not started: FIFO, so deadlines ascend */
     int stop;
     zf_net_stats stats;
@@ -57,9 +60,49 @@ static uint64_t next_rand(zf_net *net)
     return net->rng * 2685821657736338717ull;
 }
 
+/* Every open engine, so that a fork (zarrfs daemonizing after it has read
+ * the store's metadata) leaves the child usable: the handlers below hold
+ * each engine's locks across fork(), so the child's copy of the multi handle
+ * is not in the middle of a change, and the child, which has no engine
+ * thread, starts one on its next zf_net_run. */
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static zf_net *registry;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&registry_mu);
+    for (zf_net *n = registry; n; n = n->reg_next) {
+        pthread_mutex_lock(&n->curl_mu);
+        pthread_mutex_lock(&n->mu);
+    }
+}
+
+static void fork_parent(void)
+{
+    for (zf_net *n = registry; n; n = n->reg_next) {
+        pthread_mutex_unlock(&n->mu);
+        pthread_mutex_unlock(&n->curl_mu);
+    }
+    pthread_mutex_unlock(&registry_mu);
+}
+
+static void fork_child(void)
+{
+    for (zf_net *n = registry; n; n = n->reg_next) {
+        n->thread_alive = 0; /* threads do not cross fork() */
+        pthread_mutex_unlock(&n->mu);
+        pthread_mutex_unlock(&n->curl_mu);
+    }
+    pthread_mutex_unlock(&registry_mu);
+}
+
 int zf_net_global_init(char *err, size_t errcap)
 {
     CURLcode c = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (c == CURLE_OK && pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+        curl_global_cleanup();
+        c = CURLE_FAILED_INIT;
+    }
     if (c != CURLE_OK) {
         if (err && errcap)
             snprintf(err, errcap, "libcurl: %s", curl_easy_strerror(c));
@@ -317,6 +360,7 @@ static int keep_running(zf_net *net)
 static void *engine(void *arg)
 {
     zf_net *net = arg;
+    pthread_mutex_lock(&net->curl_mu);
     while (keep_running(net)) {
         int64_t now = now_ms();
         int64_t wake = now + 1000;
@@ -336,8 +380,11 @@ static void *engine(void *arg)
         if (done)
             continue; /* slots were freed: fill them before waiting */
         int64_t wait = wake - now_ms();
+        pthread_mutex_unlock(&net->curl_mu);
         curl_multi_poll(net->multi, NULL, 0, wait < 0 ? 0 : (int)wait, NULL);
+        pthread_mutex_lock(&net->curl_mu);
     }
+    pthread_mutex_unlock(&net->curl_mu);
     return NULL;
 }
 
@@ -363,15 +410,26 @@ void zf_net_close(zf_net *net)
 {
     if (!net)
         return;
+    pthread_mutex_lock(&registry_mu);
+    for (zf_net **pp = &registry; *pp; pp = &(*pp)->reg_next)
+        if (*pp == net) {
+            *pp = net->reg_next;
+            break;
+        }
+    pthread_mutex_unlock(&registry_mu);
     pthread_mutex_lock(&net->mu);
     net->stop = 1;
+    int alive = net->thread_alive;
     pthread_mutex_unlock(&net->mu);
-    curl_multi_wakeup(net->multi);
-    pthread_join(net->thr, NULL);
+    if (alive) {
+        curl_multi_wakeup(net->multi);
+        pthread_join(net->thr, NULL);
+    }
     for (unsigned i = 0; i < net->o.connections; i++)
         curl_easy_cleanup(net->slots[i].easy);
     curl_multi_cleanup(net->multi);
     pthread_mutex_destroy(&net->mu);
+    pthread_mutex_destroy(&net->curl_mu);
     free(net->slots);
     free((char *)net->o.cafile);
     free(net);
@@ -413,9 +471,13 @@ int zf_net_open(const zf_net_opts *o, zf_net **out, char *err, size_t errcap)
     net->o.cafile = NULL;
     net->rng = ((uint64_t)now_ms() << 20) ^ (uint64_t)(uintptr_t)net ^ 0x9e3779b97f4a7c15ull;
     pthread_mutex_init(&net->mu, NULL);
+    pthread_mutex_init(&net->curl_mu, NULL);
     int rc = ZF_ENOMEM;
-    if ((!o->cafile || (net->o.cafile = strdup(o->cafile))) && (rc = setup_curl(net)) == ZF_OK &&
-        pthread_create(&net->thr, NULL, engine, net) == 0) {
+    if ((!o->cafile || (net->o.cafile = strdup(o->cafile))) && (rc = setup_curl(net)) == ZF_OK) {
+        pthread_mutex_lock(&registry_mu);
+        net->reg_next = registry;
+        registry = net;
+        pthread_mutex_unlock(&registry_mu);
         *out = net;
         return ZF_OK;
     }
@@ -425,12 +487,13 @@ int zf_net_open(const zf_net_opts *o, zf_net **out, char *err, size_t errcap)
     if (net->multi)
         curl_multi_cleanup(net->multi);
     pthread_mutex_destroy(&net->mu);
+    pthread_mutex_destroy(&net->curl_mu);
     free(net->slots);
     free((char *)net->o.cafile);
     free(net);
     if (err && errcap)
         snprintf(err, errcap, "cannot start the HTTP engine");
-    return rc == ZF_OK ? ZF_EIO : rc;
+    return rc;
 }
 
 /* check a request's inputs and clear its outputs; ZF_EINVAL if unusable */
@@ -456,6 +519,21 @@ static int prepare(zf_net_req *r)
     return r->rc;
 }
 
+/* the engine thread runs from the first request on (and again in a forked child) */
+static int start_thread(zf_net *net)
+{
+    int rc = ZF_OK;
+    pthread_mutex_lock(&net->mu);
+    if (!net->thread_alive) {
+        if (pthread_create(&net->thr, NULL, engine, net) == 0)
+            net->thread_alive = 1;
+        else
+            rc = ZF_EIO;
+    }
+    pthread_mutex_unlock(&net->mu);
+    return rc;
+}
+
 int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
 {
     zf_net_xfer *xs = n ? calloc(n, sizeof *xs) : NULL;
@@ -479,6 +557,14 @@ int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
         last = &xs[i];
         b.left++;
     }
+    if (head && start_thread(net) != ZF_OK) {
+        for (zf_net_xfer *x = head; x; x = x->next) {
+            x->req->rc = ZF_EIO;
+            if (x->req->err && x->req->errcap)
+                snprintf(x->req->err, x->req->errcap, "cannot start the HTTP engine's thread");
+        }
+        head = NULL;
+    }
     if (head) {
         pthread_mutex_lock(&net->mu);
         if (net->qtail)
@@ -499,6 +585,11 @@ int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
         if (reqs[i].rc != ZF_OK)
             return reqs[i].rc;
     return ZF_OK;
+}
+
+unsigned zf_net_connections(const zf_net *net)
+{
+    return net->o.connections;
 }
 
 void zf_net_get_stats(zf_net *net, zf_net_stats *st)

@@ -25,8 +25,11 @@
  * than they allow.
  *
  * Threads: zf_net_run may be called from any number of threads at once; each
- * call blocks until all its requests have finished.  Call
- * zf_net_global_init once at program start, before any other thread runs. */
+ * call blocks until all its requests have finished.  The engine's thread
+ * starts with the first request.  Call zf_net_global_init once at program
+ * start, before any other thread runs.  fork() is safe while no zf_net_run
+ * is running (zarrfs daemonizes after reading the metadata): the child's
+ * engines start a thread of their own, keeping their connections. */
 #ifndef ZF_NET_H
 #define ZF_NET_H
 
@@ -129,6 +132,9 @@ void zf_net_close(zf_net *net);
  * finished; each request's rc tells its result.  Returns ZF_OK if all
  * succeeded, else the rc of the first request (by index) that failed. */
 int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n);
+
+/* Transfers the engine runs at once (its connections option, defaults applied). */
+unsigned zf_net_connections(const zf_net *net);
 
 /* The engine's counters now. */
 void zf_net_get_stats(zf_net *net, zf_net_stats *st);

@@ -50,8 +50,15 @@ $rows"
 -o nat=TEXT|NaT
 -o cache_size=BYTES|256M
 -o read_ahead=BYTES|4M
--o timeout=SECONDS|1
+-o timeout=SECONDS|1, 60 for a remote store
 -o follow_symlinks|off
+-o connections=N|16
+-o retries=N|8
+-o timeout_ms=MS|10000
+-o cafile=FILE|the system's
+-o endpoint=URL|AWS, or storage.googleapis.com
+-o region=NAME|AWS_REGION, else us-east-1
+-o anonymous|off
 -o no_index_cache|off
 -o log=FILE|stderr with -f, else syslog
 -o log_level=LEVEL|warn

@@ -1,0 +1,206 @@
+/* open.c - open any store from its STORE argument and options (open.h). */
+#include "store/open.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/sbuf.h"
+#include "store/http.h"
+#include "store/net.h"
+#include "store/url.h"
+
+/* Google Cloud Storage's public endpoint (gs://BUCKET/PREFIX without -o endpoint=) */
+#define GCS_ORIGIN "https://storage.googleapis.com"
+
+static int fail(char *err, size_t errcap, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail(char *err, size_t errcap, int rc, const char *fmt, ...)
+{
+    if (err && errcap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errcap, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+/* a decimal in [lo, hi] */
+static int parse_uint(const char *name, const char *v, unsigned lo, unsigned hi, unsigned *out,
+                      char *err, size_t errcap)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno || end == v || *end || *v == '-' || *v == '+' || n < lo || n > hi)
+        return fail(err, errcap, ZF_EINVAL, "invalid %s (a whole number from %u to %u): %s", name,
+                    lo, hi, v);
+    *out = (unsigned)n;
+    return ZF_OK;
+}
+
+/* replace *slot with a copy of v */
+static int set_string(char **slot, const char *v)
+{
+    char *c = strdup(v);
+    if (!c)
+        return ZF_ENOMEM;
+    free(*slot);
+    *slot = c;
+    return ZF_OK;
+}
+
+/* an endpoint must be an http(s) URL */
+static int check_endpoint(const char *v, char *err, size_t errcap)
+{
+    zf_url u;
+    char why[160];
+    int rc = zf_url_parse(v, &u, why, sizeof why);
+    if (rc == ZF_ENOMEM)
+        return rc;
+    int ok = rc == ZF_OK && (u.kind == ZF_URL_HTTP || u.kind == ZF_URL_HTTPS);
+    zf_url_free(&u);
+    if (!ok)
+        return fail(err, errcap, ZF_EINVAL, "invalid endpoint (an http:// or https:// URL)%s%s: %s",
+                    rc == ZF_OK ? "" : ": ", rc == ZF_OK ? "" : why, v);
+    return ZF_OK;
+}
+
+int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char *err,
+                     size_t errcap)
+{
+    int flag = !strcmp(name, "follow_symlinks") || !strcmp(name, "anonymous");
+    int known = flag || !strcmp(name, "connections") || !strcmp(name, "retries") ||
+                !strcmp(name, "timeout_ms") || !strcmp(name, "cafile") ||
+                !strcmp(name, "endpoint") || !strcmp(name, "region");
+    if (!known)
+        return ZF_ENOTFOUND;
+    if (flag && value)
+        return fail(err, errcap, ZF_EINVAL, "%s takes no value", name);
+    if (!flag && (!value || !*value))
+        return fail(err, errcap, ZF_EINVAL, "%s needs a value (-o %s=...)", name, name);
+    if (!strcmp(name, "follow_symlinks"))
+        o->follow_symlinks = 1;
+    else if (!strcmp(name, "anonymous"))
+        o->anonymous = 1;
+    else if (!strcmp(name, "connections"))
+        return parse_uint(name, value, 1, 1024, &o->connections, err, errcap);
+    else if (!strcmp(name, "retries"))
+        return parse_uint(name, value, 1, 100, &o->retries, err, errcap);
+    else if (!strcmp(name, "timeout_ms"))
+        return parse_uint(name, value, 1, 3600000, &o->timeout_ms, err, errcap);
+    else if (!strcmp(name, "cafile"))
+        return set_string(&o->cafile, value);
+    else if (!strcmp(name, "region"))
+        return set_string(&o->region, value);
+    else {
+        int rc = check_endpoint(value, err, errcap);
+        return rc == ZF_OK ? set_string(&o->endpoint, value) : rc;
+    }
+    return ZF_OK;
+}
+
+void zf_store_opts_free(zf_store_opts *o)
+{
+    free(o->cafile);
+    free(o->endpoint);
+    free(o->region);
+    memset(o, 0, sizeof *o);
+}
+
+int zf_store_spec_remote(const char *spec)
+{
+    return zf_url_has_scheme(spec);
+}
+
+/* the first remote-only option o gives (for a local store's refusal), or NULL */
+static const char *remote_option(const zf_store_opts *o)
+{
+    return o->connections ? "connections" : o->retries ? "retries" : o->timeout_ms ? "timeout_ms"
+           : o->cafile ? "cafile" : o->endpoint ? "endpoint" : o->region ? "region"
+           : o->anonymous ? "anonymous" : NULL;
+}
+
+/* origin and prefix of a gs:// store: the endpoint's (or GCS's), then the bucket */
+static int gs_place(const zf_url *u, const zf_store_opts *o, char **origin, char **prefix)
+{
+    zf_url e = {0};
+    zf_sbuf p = {0};
+    int rc = o->endpoint ? zf_url_parse(o->endpoint, &e, NULL, 0) : ZF_OK;
+    if (rc != ZF_OK)
+        return rc;
+    *origin = o->endpoint ? zf_url_origin(&e) : strdup(GCS_ORIGIN);
+    if (e.path && *e.path)
+        zf_sbuf_printf(&p, "%s/", e.path);
+    zf_sbuf_printf(&p, "%s%s%s", u->host, *u->path ? "/" : "", u->path);
+    zf_url_free(&e);
+    *prefix = p.data;
+    if (!*origin || !p.data || p.failed) {
+        free(*origin);
+        free(p.data);
+        return ZF_ENOMEM;
+    }
+    return ZF_OK;
+}
+
+/* http(s):// and gs:// */
+static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, zf_store **out,
+                     char *err, size_t errcap)
+{
+    if (o->region)
+        return fail(err, errcap, ZF_EINVAL, "-o region= applies to s3:// stores only");
+    if (o->endpoint && u->kind != ZF_URL_GS)
+        return fail(err, errcap, ZF_EINVAL, "-o endpoint= applies to s3:// and gs:// stores only");
+    char *origin = NULL, *prefix = NULL;
+    int rc;
+    if (u->kind == ZF_URL_GS) {
+        rc = gs_place(u, o, &origin, &prefix);
+    } else {
+        origin = zf_url_origin(u);
+        prefix = strdup(u->path);
+        rc = origin && prefix ? ZF_OK : ZF_ENOMEM;
+    }
+    zf_net_opts no = {.connections = o->connections, .retries = o->retries,
+                      .timeout_ms = o->timeout_ms, .cafile = o->cafile};
+    if (rc == ZF_OK)
+        rc = zf_store_open_http(origin, prefix, spec, &no, out, err, errcap);
+    free(origin);
+    free(prefix);
+    return rc;
+}
+
+/* s3:// (the S3 backend, store/s3.h) */
+static int open_s3(const char *spec, const zf_url *u, const zf_store_opts *o, zf_store **out,
+                   char *err, size_t errcap)
+{
+    return fail(err, errcap, ZF_EUNSUPPORTED, "s3:// support is not built");
+}
+
+int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out, char *err,
+                       size_t errcap)
+{
+    *out = NULL;
+    if (err && errcap)
+        *err = '\0';
+    zf_url u;
+    int rc = zf_url_parse(spec, &u, err, errcap);
+    if (rc != ZF_OK)
+        return rc;
+    const char *remote_only = remote_option(o);
+    if (u.kind == ZF_URL_LOCAL && remote_only)
+        rc = fail(err, errcap, ZF_EINVAL, "-o %s applies to remote stores only", remote_only);
+    else if (u.kind == ZF_URL_LOCAL)
+        rc = zf_store_open_local(u.path, o->follow_symlinks, out);
+    else if (o->follow_symlinks)
+        rc = fail(err, errcap, ZF_EINVAL, "-o follow_symlinks applies to local stores only");
+    else if (u.kind == ZF_URL_S3)
+        rc = open_s3(spec, &u, o, out, err, errcap);
+    else
+        rc = open_http(spec, &u, o, out, err, errcap);
+    zf_url_free(&u);
+    return rc;
+}

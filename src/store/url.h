@@ -1,0 +1,64 @@
+/* url.h - the STORE argument: a local path or the URL of a remote store.
+ *
+ *   PATH                        anything without "SCHEME://": a local directory
+ *   http://HOST[:PORT][/PATH]   HOST a name, an IPv4 address or [IPv6]
+ *   https://HOST[:PORT][/PATH]
+ *   s3://BUCKET[/PREFIX]
+ *   gs://BUCKET[/PREFIX]
+ *
+ * Refused, with a one-line reason: other schemes, user information
+ * ("user:password@": credentials never go in the STORE argument, which the
+ * mount table and process lists show), query strings and fragments, empty
+ * hosts or buckets, bad ports, "." and ".." segments, bad %-escapes.
+ * An http(s) path is %-decoded; s3 and gs prefixes are taken literally (as
+ * the AWS and gcloud tools do).  Object URLs are built by %-encoding keys
+ * (zf_url_escape). */
+#ifndef ZF_URL_H
+#define ZF_URL_H
+
+#include <stddef.h>
+
+#include "base/sbuf.h"
+
+/* What a STORE argument names. */
+typedef enum zf_url_kind {
+    ZF_URL_LOCAL = 0,
+    ZF_URL_HTTP,
+    ZF_URL_HTTPS,
+    ZF_URL_S3,
+    ZF_URL_GS
+} zf_url_kind;
+
+/* A parsed STORE argument; strings owned (zf_url_free). */
+typedef struct zf_url {
+    zf_url_kind kind;
+    char *host;     /* http(s): host, an IPv6 literal in brackets; s3/gs: the bucket;
+                     * local: NULL */
+    unsigned port;  /* http(s): the port given, 0 if none */
+    char *path;     /* local: the argument as given; otherwise the prefix, unescaped,
+                     * without leading or trailing '/', single '/' between
+                     * segments ("" for the root) */
+} zf_url;
+
+/* 1 if spec starts with "SCHEME://" (a URL, whether supported or not), else 0. */
+int zf_url_has_scheme(const char *spec);
+
+/* Parse spec into *u (zeroed first).  ZF_EINVAL with the reason in err for
+ * a malformed or refused argument; ZF_ENOMEM. */
+int zf_url_parse(const char *spec, zf_url *u, char *err, size_t errcap);
+
+/* Free what u holds (u itself is the caller's); zeroes it. */
+void zf_url_free(zf_url *u);
+
+/* "http[s]://HOST[:PORT]" of an http(s) URL: malloc'd, NULL when out of memory. */
+char *zf_url_origin(const zf_url *u);
+
+/* Append s to b %-encoded: unreserved characters (A-Z a-z 0-9 - . _ ~) and
+ * '/' stay, every other byte becomes %XX (upper-case hex). */
+void zf_url_escape(zf_sbuf *b, const char *s);
+
+/* The URL of key under origin and prefix: origin "/" escape(prefix "/" key)
+ * (prefix or key may be ""); malloc'd, NULL when out of memory. */
+char *zf_url_object(const char *origin, const char *prefix, const char *key);
+
+#endif
