@@ -1,6 +1,6 @@
 /* test_net.c - the HTTP engine against tests/unit/net_server.py on
  * loopback: ranges, whole objects, HEAD, 404, retries that succeed after
- * 503s, 429 with Retry-After, cut connections, stalls and exhausted budgets
+ * 503s, 429 with Retry-After, cut and reset connections, stalls and budgets
  * (bounded in time), bodies larger or shorter than allowed, a server that
  * ignores Range, redirects, refused connections, and many threads at once. */
 #include <arpa/inet.h>
@@ -157,6 +157,8 @@ static void test_retries(zf_net *net)
     uint8_t *big = malloc(20000);
     CHECK(get_range(net, "/cut/e/2/20000", 0, 20000, big, &r, err) == ZF_OK, "cut: %s", err);
     CHECK(r.attempts == 3 && same(big, 20000, 0, 20000), "cut attempts %u", r.attempts);
+    CHECK(get_range(net, "/reset/h/2/20000", 100, 19900, big, &r, err) == ZF_OK, "reset: %s", err);
+    CHECK(r.attempts == 3 && same(big, 20000, 100, 19900), "reset attempts %u", r.attempts);
     free(big);
     /* 8 attempts in all, then the reason */
     t0 = now_s();
