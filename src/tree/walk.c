@@ -54,6 +54,7 @@ typedef struct walker {
     size_t nlater, later_cap;
     size_t shown, other, left_out; /* arrays shown, arrays of other types, nodes left out */
     zf_fp origin;               /* stamps of the documents the node classified last came from */
+    int own_docs;               /* some node's own metadata documents were read */
 } walker;
 
 /* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
@@ -114,6 +115,7 @@ static int read_doc(walker *w, const char *dir, const char *name, char **doc, si
     zf_store_buf buf = {NULL, 0};
     size_t max = *dir ? ZF_MAX_META : w->root_max;
     zf_stamp st;
+    w->own_docs = 1;
     int rc = zf_store_read(w->store, key, max, &buf, n, &st, why, sizeof why);
     if (rc == ZF_OK || rc == ZF_ENOTFOUND) { /* the read's own stamp: no second request */
         zf_fp d = zf_stamp_digest(&st);
@@ -282,7 +284,7 @@ static int classify(walker *w, const char *path, zf_node_kind *kind, zf_meta *m)
     zf_fp_init(&w->origin);
     int rc = classify_cons(w, path, kind, m);
     if (rc != ZF_ENOTFOUND) {
-        zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));
+        zf_fp d = zf_stamp_digest(w->cons ? zf_cons_stamp(w->cons) : &(zf_stamp){0});
         zf_fp_add(&w->origin, &d, sizeof d);
         return rc;
     }
@@ -683,7 +685,6 @@ int zf_tree_walk(zf_tree *t)
     if (w->cons) { /* the document all nodes' metadata comes from */
         zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));
         zf_tree_fp_mix(t, zf_cons_key(w->cons), &d, sizeof d);
-        snprintf(t->cons_key, sizeof t->cons_key, "%s", zf_cons_key(w->cons));
         t->cons_stamp = *zf_cons_stamp(w->cons);
     }
     zf_stamp root = {0}; /* a remote store's root has no identity: not asked for */
@@ -692,6 +693,8 @@ int zf_tree_walk(zf_tree *t)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)
         rc = walk_later(w);
+    if (w->cons && !w->own_docs) /* every node from that document: re-checked by its stamp */
+        snprintf(t->cons_key, sizeof t->cons_key, "%s", zf_cons_key(w->cons));
     if (rc == ZF_OK && !t->opts->generation) /* at mount; not on every re-check */
         zf_log_msg(w->shown == 0 || w->left_out ? ZF_LOG_WARN : ZF_LOG_INFO, /* worth a look? */
                    "%zu arrays found, %zu shown (%zu of other data types); %zu nodes left out "
