@@ -252,7 +252,11 @@ static int find_keys(zf_s3cred *c, const found *f, const char *profile, int expl
             return ERR(ZF_EINVAL, "profile %s in %s has only one of aws_access_key_id and "
                        "aws_secret_access_key", profile, config ? f->conf_path : f->cred_path);
     }
-    if (explicit_profile && !*seen)
+    if (*seen)
+        return ERR(ZF_ENOTFOUND, "profile %s has no aws_access_key_id and aws_secret_access_key "
+                   "(roles, SSO and credential_process are not supported); -o anonymous for a "
+                   "public bucket", profile);
+    if (explicit_profile)
         return ERR(ZF_EINVAL, "the profile %s (AWS_PROFILE) is in neither %s nor %s", profile,
                    f->cred_path ? f->cred_path : "~/.aws/credentials",
                    f->conf_path ? f->conf_path : "~/.aws/config");

@@ -59,6 +59,9 @@ static const char *conf_text =
     "s3 =\n"
     "  endpoint_url = http://127.0.0.1:7070\n"
     "  addressing_style = path\n"
+    "[profile sso]\n"
+    "sso_session = corp\n"
+    "sso_account_id = 123456789012\n"
     "[profile conf]\n"
     "aws_access_key_id = CONFKEY\n"
     "aws_secret_access_key = confSECRET\n"
@@ -145,6 +148,9 @@ static void test_profiles(void)
               !strcmp(c->source, "config file") && !strcmp(c->region, "us-east-1"),
           "keys in the config file's [profile conf], default region: %s", err);
     zf_s3cred_free(c);
+    setenv("AWS_PROFILE", "sso", 1);
+    CHECK(load(&o, &c, err, sizeof err) == ZF_ENOTFOUND && strstr(err, "not supported"),
+          "a profile without keys (SSO): %s", err);
     setenv("AWS_PROFILE", "nosuch", 1);
     CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL && strstr(err, "nosuch"), "missing profile: %s",
           err);
