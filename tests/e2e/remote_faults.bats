@@ -199,7 +199,7 @@ px_curl() {
     for f in v3_zstd.txt v3_zstd.csv; do
         timeout 60 cat "$ZF_MNT/$f" >/dev/null 2>&1 && fail "$f was read although all its chunks fail"
     done
-    grep -E 'v3_zstd/c/[0-9]' "$ZF_LOG" | grep -q '503' || fail "no log line names a v3_zstd chunk key and the 503: $(tail -n 20 "$ZF_LOG")"
+    grep -qE 'v3_zstd/c/[0-9/]+: .*HTTP 503 after [0-9]+ attempts' "$ZF_LOG" || fail "no log line names a v3_zstd chunk key and the 503: $(tail -n 20 "$ZF_LOG")"
     alive
     # the server recovers: the same mount reads the array exactly
     net_proxy_set '{}'
