@@ -187,6 +187,8 @@ static zf_gen *check(zf_fs *fs)
     zf_tree *fresh = NULL;
     zf_layout_opts opts = *fs->opts; /* the tree reads opts only while it is built */
     opts.generation = fs->generation + 1;
+    if (zf_tree_unchanged(fs->cur->tree)) /* remote: one HEAD of the consolidated metadata */
+        return NULL;
     if (zf_tree_build(fs->store, fs->cache, &opts, &fresh) != 0) {
         zf_log("the store can no longer be read; keeping the last view");
         return NULL;

@@ -16,6 +16,7 @@
 #include "options.h"
 #include "store/net.h"
 #include "store/open.h"
+#include "store/url.h"
 #include "view/idxcache.h"
 #include "zarr/cf.h"
 #include "zarrfs.h"
@@ -389,7 +390,9 @@ static int open_store(const cli *c, const settings *st, zf_store **store, struct
     int remote = zf_store_spec_remote(c->store);
     int rc = zf_store_open_spec(c->store, &st->so, store, err, sizeof err);
     if (rc && (remote || err[0])) {
-        fprintf(stderr, "zarrfs: cannot open store %s: %s\n", c->store, err[0] ? err : zf_strerror(rc));
+        char shown[1024];
+        zf_url_redact(c->store, shown, sizeof shown);
+        fprintf(stderr, "zarrfs: cannot open store %s: %s\n", shown, err[0] ? err : zf_strerror(rc));
         return 1;
     }
     if (rc)

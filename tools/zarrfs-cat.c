@@ -12,6 +12,7 @@
 #include "progress.h"
 #include "store/net.h"
 #include "store/open.h"
+#include "store/url.h"
 #include "tree/tree.h"
 
 #define CHUNK (1u << 20)
@@ -163,7 +164,9 @@ static int open_tree(const char *spec, const zf_store_opts *so, zf_cache *cache,
         rc = zf_tree_build(*store, cache, opts, tree);
     if (rc == ZF_OK)
         return 0;
-    fprintf(stderr, "zarrfs-cat: %s: %s\n", spec,
+    char shown[1024];
+    zf_url_redact(spec, shown, sizeof shown);
+    fprintf(stderr, "zarrfs-cat: %s: %s\n", shown,
             err[0] ? err : rc == ZF_ENOTFOUND ? "not a Zarr store" : zf_strerror(rc));
     return 1;
 }

@@ -1,5 +1,6 @@
-/* array.c - chunk keys, loading and decoding for one array. */
-#include "chunk/array.h"
+/* array.c - chunk keys, loading and decoding for one array (its snapshot of
+ * the stored chunks and their versions: snapshot.c). */
+#include "array_impl.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -9,38 +10,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "chunk/convert.h"
-
-/* one stored chunk present in the store: its index (C order over the stored
- * grid) and the digest of its stamp */
-typedef struct zf_present {
-    uint64_t k;
-    zf_fp digest;
-} zf_present;
-
-/* the stored chunks present at one moment, sorted by index (no duplicates) */
-typedef struct zf_snap {
-    zf_present *v;
-    size_t n, cap;
-    uint64_t files;           /* how many of them are regular files */
-    int failed;               /* out of memory while it was built */
-} zf_snap;
-
-struct zf_array {
-    const zf_store *store;
-    zf_cache *cache;
-    char *path;
-    zf_meta meta;
-    uint64_t id;              /* cache owner id, unique per array */
-    uint64_t grid[ZF_MAX_DIMS];
-    uint64_t nchunks;
-    zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
-    int unlisted;             /* the store cannot be listed: stamps are learned from reads */
-    zf_fp origin;             /* stamps of the metadata documents (zf_array_set_origin) */
-    pthread_mutex_t mu;       /* guards learned */
-    zf_snap learned;          /* unlisted: stamps of the stored chunks read so far */
-    int fill_rc;              /* CF: converting the fill value failed (convert.h) */
-    char fill_err[160];
-};
+#include "chunk/shardidx.h"
 
 static uint64_t next_id(void)
 {
@@ -64,6 +34,8 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
     if (a->meta.cf.how != ZF_CF_NATIVE) /* the fill value as ticks, as every chunk */
         a->fill_rc = zf_convert_one(&a->meta.cf, a->meta.cf.fill_raw, &a->meta.fill, a->fill_err,
                                     sizeof a->fill_err);
+    if (store->remote && zf_pipeline_partial(a->meta.pipeline))
+        a->shards = zf_shardidx_new(); /* NULL: every inner chunk reads its shard's index */
     a->nchunks = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         a->grid[d] = (a->meta.shape[d] + a->meta.read_chunks[d] - 1) / a->meta.read_chunks[d];
@@ -82,6 +54,7 @@ void zf_array_free(zf_array *a)
         free(a->snap->v);
     free(a->snap);
     free(a->learned.v);
+    zf_shardidx_free(a->shards);
     pthread_mutex_destroy(&a->mu);
     free(a->path);
     free(a);
@@ -112,20 +85,11 @@ uint64_t zf_array_nchunks(const zf_array *a)
     return a->nchunks;
 }
 
-/* first element of read-grid chunk `index` */
-static void chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin)
-{
-    for (unsigned d = a->meta.ndim; d-- > 0;) {
-        origin[d] = index % a->grid[d] * a->meta.read_chunks[d];
-        index /= a->grid[d];
-    }
-}
-
 /* full store key of the stored chunk (or shard) holding read-grid chunk `index` */
 static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t cap)
 {
     uint64_t coords[ZF_MAX_DIMS];
-    chunk_origin(a, index, coords);
+    zf_array_chunk_origin(a, index, coords);
     for (unsigned d = 0; d < a->meta.ndim; d++)
         coords[d] /= a->meta.chunks[d];
     size_t len = 0;
@@ -136,13 +100,11 @@ static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t 
     return zf_meta_chunk_key(&a->meta, coords, buf + len, cap - len);
 }
 
-static void chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin);
-
 /* convert the stored CF elements of read chunk `index` at v into ticks (convert.h) */
 static int convert_chunk(const zf_array *a, uint64_t index, int64_t *v, char *err, size_t errcap)
 {
     uint64_t origin[ZF_MAX_DIMS], valid[ZF_MAX_DIMS];
-    chunk_origin(a, index, origin);
+    zf_array_chunk_origin(a, index, origin);
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         uint64_t left = a->meta.shape[d] - origin[d];
         valid[d] = left < a->meta.read_chunks[d] ? left : a->meta.read_chunks[d];
@@ -231,9 +193,23 @@ static uint64_t inner_position(unsigned ndim, const uint64_t *e, const uint64_t 
     return k;
 }
 
-/* walk the shard levels down to the innermost chunk holding element origin */
-static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, range *r,
-                        const zf_pipeline **pp, char *err, size_t errcap)
+/* position of the outermost inner chunk holding element origin in its shard */
+static uint64_t outer_position(const zf_array *a, const uint64_t *origin)
+{
+    const uint64_t *inner;
+    uint64_t e[ZF_MAX_DIMS];
+    for (unsigned d = 0; d < a->meta.ndim; d++)
+        e[d] = origin[d] % a->meta.chunks[d];
+    zf_pipeline_inner(a->meta.pipeline, &inner);
+    return inner_position(a->meta.ndim, e, a->meta.chunks, inner);
+}
+
+/* walk the shard levels down to the innermost chunk holding element origin;
+ * cached: r is already the outermost level's inner chunk (shardidx.h).  The
+ * outermost index read (stored chunk k, version st) is kept for the next. */
+static int locate_inner(const zf_array *a, const char *key, uint64_t k, const zf_stamp *st,
+                        int cached, uint64_t *origin, range *r, const zf_pipeline **pp, char *err,
+                        size_t errcap)
 {
     const zf_pipeline *p = a->meta.pipeline;
     const uint64_t *shard = a->meta.chunks, *inner;
@@ -241,10 +217,12 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
     for (unsigned d = 0; d < a->meta.ndim; d++)
         e[d] = origin[d] % shard[d];
     const zf_pipeline *next;
-    while (zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner))) {
+    for (int level = 0; zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner)); level++) {
         uint64_t *idx = NULL;
-        int rc = read_index(a, key, p, *r, &idx, err, errcap);
-        if (rc == ZF_OK)
+        int rc = level == 0 && cached ? ZF_OK : read_index(a, key, p, *r, &idx, err, errcap);
+        if (level == 0 && a->shards && !cached) /* (claimed by the caller: ends the claim) */
+            zf_shardidx_put(a->shards, k, idx, zf_pipeline_inner_count(p), st);
+        if (rc == ZF_OK && idx)
             rc = select_inner(idx, inner_position(a->meta.ndim, e, shard, inner), r, err, errcap);
         free(idx);
         if (rc)
@@ -258,12 +236,8 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t *origin, ra
     return ZF_OK;
 }
 
-static int check_stamp(zf_array *a, uint64_t index, const char *key, int rc,
-                       const zf_stamp *st, char *err, size_t errcap);
-static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st);
-
 /* read (part of) the stored value at key into raw and decode it; the
- * version read is checked against the snapshot (check_stamp) */
+ * version read is checked against the snapshot (zf_array_check_version) */
 static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *buf,
                        zf_store_buf *raw, zf_chunk *out, char *err, size_t errcap)
 {
@@ -273,19 +247,28 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
     int rc;
     if (!zf_pipeline_partial(p)) { /* one request: the read returns its stamp */
         rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn, &st, err, errcap);
-        rc = check_stamp(a, index, key, rc, &st, err, errcap);
+        rc = zf_array_check_version(a, index, key, rc, &st, err, errcap);
     } else {
-        uint64_t origin[ZF_MAX_DIMS];
-        chunk_origin(a, index, origin);
-        rc = zf_store_stamp(a->store, key, &st); /* the shard's size and version */
-        rc = check_stamp(a, index, key, rc, &st, err, errcap);
+        uint64_t origin[ZF_MAX_DIMS], k = zf_array_stored_index(a, index), ent[2];
+        zf_array_chunk_origin(a, index, origin);
+        int claimed = 0, cached = a->shards && zf_shardidx_get(a->shards, k, outer_position(a, origin),
+                                                               &ent[0], &ent[1], &st, &claimed);
+        rc = cached ? ZF_OK : zf_store_stamp(a->store, key, &st); /* the shard's size, version */
+        if (cached && st.kind == ZF_STORE_ABSENT)
+            rc = ZF_ENOTFOUND;
+        int absent = rc == ZF_ENOTFOUND;
+        rc = zf_array_check_version(a, index, key, rc, &st, err, errcap);
         if (rc == ZF_OK && st.kind != ZF_STORE_FILE) {
             snprintf(err, errcap, "not a regular file");
             rc = ZF_ECORRUPT;
         }
         range r = {0, st.size};
+        if (rc == ZF_OK && cached) /* the outermost index entry, checked as if read */
+            rc = select_inner(ent, 0, &r, err, errcap);
         if (rc == ZF_OK)
-            rc = locate_inner(a, key, origin, &r, &p, err, errcap);
+            rc = locate_inner(a, key, k, &st, cached, origin, &r, &p, err, errcap);
+        else if (claimed) /* no index read: absent, or the waiting readers try themselves */
+            zf_shardidx_put(a->shards, k, NULL, 0, absent ? &st : NULL);
         if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
             snprintf(err, errcap, "inner chunk of %llu bytes is larger than any valid encoding",
                      (unsigned long long)r.len);
@@ -300,99 +283,6 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
     if (rc == ZF_OK)
         rc = decode_chunk(a, index, p, raw->p, rawn, buf, out, err, errcap);
     return rc;
-}
-
-/* linear index (C order over the stored-chunk grid) of the chunk holding read chunk index */
-static uint64_t stored_index(const zf_array *a, uint64_t index)
-{
-    uint64_t origin[ZF_MAX_DIMS], k = 0;
-    chunk_origin(a, index, origin);
-    for (unsigned d = 0; d < a->meta.ndim; d++) {
-        uint64_t g = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
-        k = k * g + origin[d] / a->meta.chunks[d];
-    }
-    return k;
-}
-
-/* digest of key's stamp now */
-static zf_fp stamp_digest(const zf_array *a, const char *key)
-{
-    zf_stamp st;
-    zf_store_stamp(a->store, key, &st); /* an error leaves st absent: a change, too */
-    return zf_stamp_version(&st);
-}
-
-
-/* index of the first entry of s with index >= k (s->n if none) */
-static size_t snap_lower(const zf_snap *s, uint64_t k)
-{
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].k < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* the entry of stored chunk k in snapshot s, or NULL if it was absent */
-static const zf_present *snap_find(const zf_snap *s, uint64_t k)
-{
-    size_t i = snap_lower(s, k);
-    return i < s->n && s->v[i].k == k ? &s->v[i] : NULL;
-}
-
-/* digest of the stamp of an absent key */
-static zf_fp absent_digest(void)
-{
-    zf_stamp absent;
-    memset(&absent, 0, sizeof absent);
-    return zf_stamp_digest(&absent);
-}
-
-/* remember the version of stored chunk k read from a store that cannot be listed */
-static void learn(zf_array *a, uint64_t k, const zf_stamp *st)
-{
-    pthread_mutex_lock(&a->mu);
-    take_stamp(&a->learned, k, st);
-    pthread_mutex_unlock(&a->mu);
-}
-
-/* after the stored chunk at key was read (rc, the stamp st of the version
- * read): ZF_ESTALE if that version is not the one of the snapshot, else rc.
- * A read that failed for another reason than absence compares the key's
- * stamp now instead (a file replaced by a directory is a change too). */
-static int check_stamp(zf_array *a, uint64_t index, const char *key, int rc,
-                       const zf_stamp *st, char *err, size_t errcap)
-{
-    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    if (!snap && a->unlisted && rc == ZF_OK && st->kind == ZF_STORE_FILE)
-        learn(a, stored_index(a, index), st);
-    if (!snap)
-        return rc;
-    const zf_present *p = snap_find(snap, stored_index(a, index));
-    zf_fp then = p ? p->digest : absent_digest();
-    zf_fp now = rc == ZF_OK || rc == ZF_ENOTFOUND ? zf_stamp_version(st) : stamp_digest(a, key);
-    if (now.a == then.a && now.b == then.b)
-        return rc;
-    snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
-    return ZF_ESTALE;
-}
-
-uint64_t zf_array_absent_run(const zf_array *a, uint64_t index)
-{
-    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    if (!snap || a->fill_rc || index >= a->nchunks)
-        return 0; /* unknown, or a missing chunk is an error (CF fill value) */
-    int same_grid = 1;
-    for (unsigned d = 0; d < a->meta.ndim; d++)
-        same_grid &= a->meta.read_chunks[d] == a->meta.chunks[d];
-    if (!same_grid) /* read chunks inside shards: one at a time */
-        return snap_find(snap, stored_index(a, index)) ? 0 : 1;
-    size_t i = snap_lower(snap, index); /* the two grids coincide: index is k */
-    return (i < snap->n ? snap->v[i].k : a->nchunks) - index;
 }
 
 uint64_t zf_array_chunk_elems(const zf_array *a)
@@ -414,7 +304,9 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     if (!raw)
         tmp.p = zf_pool_take(pool, 0, &tmp.cap);
     int rc = chunk_store_key(a, index, key, sizeof key);
-    if (rc == ZF_OK)
+    if (rc == ZF_OK && zf_array_snapshot_absent(a, index))
+        rc = ZF_ENOTFOUND; /* remote: a request saved, the fill value as the index has it */
+    else if (rc == ZF_OK)
         rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
     zf_pool_give(pool, tmp.p, tmp.cap);
     if (rc == ZF_ENOTFOUND && a->fill_rc) { /* CF: a fill value beyond int64 ticks */
@@ -466,429 +358,21 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)
 void zf_array_prefetch(zf_array *a, uint64_t index)
 {
     size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
-    if (index < a->nchunks)
-        zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
-}
-
-/* number of stored chunks (shards) along each dimension, and in all */
-static uint64_t stored_grid(const zf_array *a, uint64_t *grid)
-{
-    uint64_t total = 1;
-    for (unsigned d = 0; d < a->meta.ndim; d++) {
-        grid[d] = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
-        total *= grid[d]; /* <= nelems (or 0), so no overflow */
-    }
-    return total;
-}
-
-/* called with the index (C order over the stored grid) and stamp of every
- * stored chunk present in the store */
-typedef void (*stamp_fn)(void *ctx, uint64_t k, const zf_stamp *st);
-
-/* the linear index of coords over grid into *k; -1 if coords lie outside it */
-static int grid_index(unsigned ndim, const uint64_t *grid, const uint64_t *coords, uint64_t *k)
-{
-    *k = 0;
-    for (unsigned d = 0; d < ndim; d++) {
-        if (coords[d] >= grid[d])
-            return -1;
-        *k = *k * grid[d] + coords[d];
-    }
-    return 0;
-}
-
-typedef struct dir_ctx {
-    const zf_array *a;
-    const uint64_t *grid;
-    const char *dir;   /* the listed directory, relative to the array's */
-    stamp_fn fn;
-    void *ctx;
-} dir_ctx;
-
-/* one entry of a listed chunk directory: a chunk of the grid, or ignored */
-static int dir_entry(void *arg, const zf_store_entry *e)
-{
-    dir_ctx *c = arg;
-    char rel[ZF_KEY_MAX];
-    uint64_t coords[ZF_MAX_DIMS], k;
-    int n = snprintf(rel, sizeof rel, "%s%s%s", c->dir, *c->dir ? "/" : "", e->name);
-    if (n > 0 && (size_t)n < sizeof rel && zf_meta_chunk_coords(&c->a->meta, rel, coords) == ZF_OK &&
-        grid_index(c->a->meta.ndim, c->grid, coords, &k) == 0)
-        c->fn(c->ctx, k, &e->stamp);
-    return 0;
-}
-
-/* list the directory holding the chunk at coords, calling fn for the chunks
- * in it; ZF_EUNSUPPORTED if the store cannot be listed, else ZF_OK */
-static int list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coords,
-                           unsigned flags, stamp_fn fn, void *ctx)
-{
-    char rel[ZF_KEY_MAX], key[ZF_KEY_MAX];
-    if (zf_meta_chunk_key(&a->meta, coords, rel, sizeof rel) != ZF_OK)
-        return ZF_OK;
-    char *slash = strrchr(rel, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        *rel = '\0';
-    int n = snprintf(key, sizeof key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
-    if (n < 0 || (size_t)n >= sizeof key)
-        return ZF_OK;
-    dir_ctx c = {a, grid, rel, fn, ctx};
-    int rc = zf_store_list(a->store, key, flags, dir_entry, &c);
-    return rc == ZF_EUNSUPPORTED ? rc : ZF_OK; /* a missing directory holds no chunk */
-}
-
-/* stamp every stored chunk key one by one */
-static void stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, stamp_fn fn,
-                       void *ctx)
-{
-    uint64_t coords[ZF_MAX_DIMS] = {0};
-    char key[ZF_KEY_MAX];
-    size_t plen = *a->path ? (size_t)snprintf(key, sizeof key, "%s/", a->path) : 0;
-    for (uint64_t k = 0; k < total; k++) {
-        zf_stamp st;
-        if (plen < sizeof key &&
-            zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK &&
-            zf_store_stamp(a->store, key, &st) == ZF_OK)
-            fn(ctx, k, &st);
-        for (unsigned d = a->meta.ndim; d-- > 0;) {
-            if (++coords[d] < grid[d])
-                break;
-            coords[d] = 0;
-        }
-    }
-}
-
-/* a nested walk: the chunk directories below the array's chunk root */
-typedef struct walk_ctx {
-    const zf_array *a;
-    const uint64_t *grid;
-    char key[ZF_KEY_MAX];   /* the directory being listed, from the store root */
-    size_t base;            /* where the part relative to the array starts in key */
-    unsigned depth;         /* the dimension the listed directory's entries stand for */
-    int fail;               /* the listing was cut short (a key too long) */
-    int unlisted;           /* the store cannot be listed */
-    stamp_fn fn;
-    void *ctx;
-    unsigned flags;         /* zf_store_list's flags */
-} walk_ctx;
-
-/* is name a canonical decimal below bound?  (the names of chunk directories) */
-static int grid_name(const char *name, uint64_t bound)
-{
-    uint64_t v = 0;
-    if (!*name || (name[0] == '0' && name[1]))
-        return 0;
-    for (const char *p = name; *p; p++) {
-        if (*p < '0' || *p > '9' || v > (UINT64_MAX - 9) / 10)
-            return 0;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    return v < bound;
-}
-
-static void walk_dir(walk_ctx *w);
-
-/* one entry of a nested chunk directory: a chunk, or a directory to descend into */
-static int walk_entry(void *arg, const zf_store_entry *e)
-{
-    walk_ctx *w = arg;
-    size_t len = strlen(w->key), nlen = strlen(e->name);
-    if (len + 1 + nlen >= sizeof w->key) {
-        w->fail = 1;
-        return 0;
-    }
-    int sep = len > 0; /* the store root "" needs no separator */
-    if (sep)
-        w->key[len] = '/';
-    memcpy(w->key + len + sep, e->name, nlen + 1);
-    const char *rel = w->key + w->base + (w->base && w->key[w->base] == '/');
-    uint64_t coords[ZF_MAX_DIMS], k;
-    if (w->depth + 1 < w->a->meta.ndim) {
-        if (e->stamp.kind == ZF_STORE_DIR && grid_name(e->name, w->grid[w->depth])) {
-            w->depth++;
-            walk_dir(w);
-            w->depth--;
-        }
-    } else if (zf_meta_chunk_coords(&w->a->meta, rel, coords) == ZF_OK &&
-               grid_index(w->a->meta.ndim, w->grid, coords, &k) == 0) {
-        w->fn(w->ctx, k, &e->stamp);
-    }
-    w->key[len] = '\0';
-    return 0;
-}
-
-/* list w->key, descending into the directories of the grid it holds */
-static void walk_dir(walk_ctx *w)
-{
-    if (zf_store_list(w->a->store, w->key, w->flags, walk_entry, w) == ZF_EUNSUPPORTED)
-        w->unlisted = 1; /* (a missing directory holds no chunk) */
-}
-
-/* fn for every chunk of a nested key layout (one directory level per
- * dimension): only directories that exist are listed, so a sparse grid
- * costs what it stores; ZF_EUNSUPPORTED if the store cannot be listed */
-static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, stamp_fn fn,
-                       void *ctx)
-{
-    uint64_t zero[ZF_MAX_DIMS] = {0};
-    char rel[ZF_KEY_MAX];
-    unsigned n = a->meta.ndim, comps = 1;
-    if (zf_meta_chunk_key(&a->meta, zero, rel, sizeof rel) != ZF_OK)
-        return ZF_OK;
-    for (const char *p = rel; *p; p++)
-        comps += *p == '/';
-    if (comps < n) /* not one level per dimension: nothing to walk */
-        return ZF_OK;
-    char *end = rel; /* the chunk root: rel without its last n components */
-    for (unsigned c = 0; c < comps - n; c++)
-        end = strchr(end, '/') + 1;
-    end[end > rel ? -1 : 0] = '\0';
-    walk_ctx *w = malloc(sizeof *w);
-    if (!w)
-        return ZF_OK; /* as a listing that found nothing (the caller copes with ZF_ENOMEM) */
-    *w = (walk_ctx){.a = a, .grid = grid, .fn = fn, .ctx = ctx, .flags = flags};
-    int len = snprintf(w->key, sizeof w->key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
-    w->base = *a->path ? strlen(a->path) : 0;
-    if (len >= 0 && (size_t)len < sizeof w->key)
-        walk_dir(w);
-    int rc = w->unlisted ? ZF_EUNSUPPORTED : ZF_OK;
-    free(w);
-    return rc;
-}
-
-/* fn for every stored chunk present, asking the store in bulk: the chunk
- * directory (or, for nested keys, each chunk directory that exists) is
- * listed once, with the stamps of what it holds (or only their kinds, with
- * flags ZF_LIST_KINDS); a single stored chunk is stamped alone.
- * ZF_EUNSUPPORTED if the store cannot be listed (fn then saw nothing), else
- * ZF_OK. */
-static int stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx)
-{
-    uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid), coords[ZF_MAX_DIMS] = {0};
-    unsigned n = a->meta.ndim;
-    if (total == 0)
-        return ZF_OK;
-    if (total < 2)
-        stamp_each(a, grid, total, fn, ctx);
-    else if (a->meta.separator == '/' && n > 1)
-        return walk_nested(a, grid, flags, fn, ctx);
-    else
-        return list_chunk_dir(a, grid, coords, flags, fn, ctx);
-    return ZF_OK;
-}
-
-/* add stored chunk k with stamp st to the snapshot being built */
-static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
-{
-    zf_snap *s = ctx;
-    if (s->failed)
+    if (index >= a->nchunks)
         return;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        zf_present *v = cap < SIZE_MAX / sizeof *v ? realloc(s->v, cap * sizeof *v) : NULL;
-        if (!v) {
-            s->failed = 1;
-            return;
-        }
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = (zf_present){k, zf_stamp_version(st)};
-    s->files += st->kind == ZF_STORE_FILE;
+    if (a->store->remote) /* as many loads in flight as the store serves at once */
+        zf_cache_want_prefetch(a->cache, zf_array_read_ahead(a, 2));
+    zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
 }
 
-static int cmp_present(const void *x, const void *y)
+unsigned zf_array_read_ahead(const zf_array *a, unsigned local)
 {
-    const zf_present *p = x, *q = y;
-    return (p->k > q->k) - (p->k < q->k);
-}
-
-/* sort s by index and drop repeated indices (a key reached twice) */
-static void snap_sort(zf_snap *s)
-{
-    if (s->n > 1)
-        qsort(s->v, s->n, sizeof *s->v, cmp_present);
-    size_t m = 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (m == 0 || s->v[i].k != s->v[m - 1].k)
-            s->v[m++] = s->v[i];
-    s->n = m;
-}
-
-static void fp_meta(const zf_array *a, zf_fp *fp)
-{
-    const zf_meta *m = &a->meta;
-    char codecs[1024];
-    zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
-    zf_fp_add(fp, a->path, strlen(a->path)); /* not the store's: chunk stamps name the files */
-    zf_fp_add(fp, m->shape, sizeof m->shape);
-    zf_fp_add(fp, m->chunks, sizeof m->chunks);
-    zf_fp_add(fp, m->read_chunks, sizeof m->read_chunks);
-    zf_fp_add(fp, m->dtype_text, strlen(m->dtype_text));
-    zf_fp_add(fp, &m->fill, sizeof m->fill);
-    zf_fp_add(fp, &m->key_v2, sizeof m->key_v2);
-    zf_fp_add(fp, &m->separator, 1);
-    zf_fp_add(fp, codecs, strlen(codecs));
-    zf_cf_fingerprint(&m->cf, fp);
-    for (unsigned d = 0; d < m->ndim; d++)
-        zf_fp_add(fp, m->dim_names[d] ? m->dim_names[d] : "", m->dim_names[d] ? strlen(m->dim_names[d]) + 1 : 0);
-}
-
-/* install s as the snapshot, freeing the one it replaces */
-static void snap_install(zf_array *a, zf_snap *s)
-{
-    zf_snap *old = __atomic_exchange_n(&a->snap, s, __ATOMIC_ACQ_REL);
-    if (old)
-        free(old->v);
-    free(old);
-}
-
-int zf_array_snapshot(zf_array *a, zf_fp *fp)
-{
-    zf_snap *s = calloc(1, sizeof *s);
-    int rc = s ? stamp_stored(a, 0, take_stamp, s) : ZF_ENOMEM;
-    if (!s || s->failed || rc == ZF_EUNSUPPORTED) {
-        free(s ? s->v : NULL);
-        free(s);
-        if (rc != ZF_EUNSUPPORTED)
-            return ZF_ENOMEM;
-        a->unlisted = 1; /* no snapshot: keyed by the metadata's stamps (array.h) */
-        fp_meta(a, fp);
-        zf_fp_add(fp, "unlisted", 8);
-        zf_fp_add(fp, &a->origin, sizeof a->origin);
-        return ZF_OK;
-    }
-    snap_sort(s);
-    fp_meta(a, fp);
-    uint64_t n = s->n;
-    zf_fp_add(fp, &n, sizeof n);
-    if (s->n)
-        zf_fp_add(fp, s->v, s->n * sizeof *s->v); /* no padding: three uint64_t */
-    snap_install(a, s);
-    return ZF_OK;
-}
-
-void zf_array_set_origin(zf_array *a, const zf_fp *origin)
-{
-    a->origin = *origin;
-}
-
-int zf_array_unlisted(const zf_array *a)
-{
-    return a->unlisted;
-}
-
-int zf_array_adopt_learned(zf_array *a)
-{
-    zf_snap *s = calloc(1, sizeof *s);
-    if (!s)
-        return ZF_ENOMEM;
-    pthread_mutex_lock(&a->mu);
-    int failed = a->learned.failed;
-    if (!failed && a->learned.n) {
-        s->v = malloc(a->learned.n * sizeof *s->v);
-        failed = !s->v;
-        if (s->v) {
-            memcpy(s->v, a->learned.v, a->learned.n * sizeof *s->v);
-            s->n = s->cap = s->files = a->learned.n;
-        }
-    }
-    pthread_mutex_unlock(&a->mu);
-    if (failed) {
-        free(s->v);
-        free(s);
-        return ZF_ENOMEM;
-    }
-    snap_sort(s); /* a shard read for each of its inner chunks: one entry */
-    s->files = s->n;
-    snap_install(a, s);
-    return ZF_OK;
-}
-
-const void *zf_array_snap_data(const zf_array *a, size_t *len)
-{
-    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    *len = snap ? snap->n * sizeof *snap->v : 0;
-    return snap && snap->n ? (const void *)snap->v : (const void *)"";
-}
-
-int zf_array_snap_load(zf_array *a, const void *data, size_t len)
-{
-    uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid);
-    const size_t one = sizeof(zf_present);
-    if (len % one)
-        return ZF_ECORRUPT;
-    zf_snap *s = calloc(1, sizeof *s);
-    if (!s || (len && !(s->v = malloc(len)))) {
-        free(s);
-        return ZF_ENOMEM;
-    }
-    if (len)
-        memcpy(s->v, data, len);
-    s->n = s->cap = s->files = len / one;
-    for (size_t i = 0; i < s->n; i++) /* strictly increasing, inside the grid */
-        if (s->v[i].k >= total || (i && s->v[i].k <= s->v[i - 1].k)) {
-            free(s->v);
-            free(s);
-            return ZF_ECORRUPT;
-        }
-    snap_install(a, s);
-    return ZF_OK;
-}
-typedef struct changed_ctx {
-    const zf_snap *snap;
-    uint64_t seen;
-    int changed;
-} changed_ctx;
-
-/* compare stored chunk k's stamp now with the snapshot's */
-static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
-{
-    changed_ctx *c = ctx;
-    const zf_present *p = snap_find(c->snap, k);
-    zf_fp now = zf_stamp_version(st);
-    c->changed |= !p || now.a != p->digest.a || now.b != p->digest.b; /* new, or rewritten */
-    c->seen++;
-}
-
-int zf_array_changed(const zf_array *a)
-{
-    changed_ctx c = {__atomic_load_n(&a->snap, __ATOMIC_ACQUIRE), 0, 0};
-    if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_stamp) */
-        return 0;
-    stamp_stored(a, 0, compare_stamp, &c);
-    return c.changed || c.seen != c.snap->n; /* present then, gone now */
-}
-
-typedef struct count_ctx {
-    uint64_t files, listed, limit;
-} count_ctx;
-
-static void count_present(void *ctx, uint64_t k, const zf_stamp *st)
-{
-    (void)k;
-    count_ctx *c = ctx;
-    c->files += st->kind == ZF_STORE_FILE;
-    c->listed++;
-}
-
-int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
-{
-    uint64_t grid[ZF_MAX_DIMS];
-    *expected = stored_grid(a, grid);
-    *present = 0;
-    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    if (snap) { /* the listing the size pass took */
-        *present = snap->files;
-        return ZF_OK;
-    }
-    count_ctx c = {0, 0, limit};
-    if (stamp_stored(a, ZF_LIST_KINDS, count_present, &c) == ZF_EUNSUPPORTED) /* kinds suffice */
-        return ZF_ENOTFOUND;
-    if (c.listed > limit)
-        return ZF_EUNSUPPORTED;
-    *present = c.files;
-    return ZF_OK;
+    if (!a->store->remote)
+        return local;
+    size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t) + 1;
+    size_t room = zf_cache_capacity(a->cache) / 2 / bytes; /* half the cache: the rest is the reader's */
+    unsigned n = a->store->parallel < ZF_PREFETCH_MAX_THREADS ? a->store->parallel
+                                                              : ZF_PREFETCH_MAX_THREADS;
+    n = room < n ? (unsigned)room : n;
+    return n > local ? n : local;
 }

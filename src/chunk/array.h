@@ -61,6 +61,12 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
  * prefetches (cache.h); no effect otherwise or past the last chunk. */
 void zf_array_prefetch(zf_array *a, uint64_t index);
 
+/* How many chunks a sequential reader should have loading ahead of it:
+ * `local` for a local store; for a remote store as many as it keeps requests
+ * in flight (zf_store.parallel, at most ZF_PREFETCH_MAX_THREADS) while they
+ * take at most half the cache, never fewer than `local`. */
+unsigned zf_array_read_ahead(const zf_array *a, unsigned local);
+
 /* Record the stamp (store.h) of every stored chunk present (listing the
  * chunk directories once: the cost and the memory, 24 bytes per present
  * chunk, follow what is stored, not the grid), and mix into fp
@@ -79,7 +85,7 @@ void zf_array_prefetch(zf_array *a, uint64_t index);
  * stamps of the metadata documents it came from (zf_array_set_origin: the
  * consolidated document's ETag, or the array's own), and the versions of the
  * chunks are learned as they are read, to be adopted as the snapshot once
- * every chunk was read (zf_array_adopt_learned) or loaded from a persisted
+ * every chunk was read (zf_array_end_learning) or loaded from a persisted
  * copy (zf_array_snap_load).  Rule: an index persisted for an unlisted store
  * is trusted while its metadata's ETags are unchanged; each chunk is checked
  * lazily, when it is read, against the version the index was computed from
@@ -93,10 +99,13 @@ void zf_array_set_origin(zf_array *a, const zf_fp *origin);
 /* Did zf_array_snapshot find a store that cannot be listed? */
 int zf_array_unlisted(const zf_array *a);
 
-/* Unlisted: make the versions learned from the chunks read so far the
- * snapshot; only right once every stored chunk was read without error (one
- * not read would count as absent).  ZF_OK or ZF_ENOMEM. */
-int zf_array_adopt_learned(zf_array *a);
+/* Unlisted: stop learning versions (the size pass ended) and, if adopt,
+ * make those learned the snapshot: only right once the pass read every
+ * stored chunk without error (one not read would count as absent), and only
+ * the first pass's (a retried pass finds chunks in the cache, unread).
+ * ZF_OK (adopted), ZF_ENOTFOUND (no snapshot: not asked, or a retry), or
+ * ZF_ENOMEM (none). */
+int zf_array_end_learning(zf_array *a, int adopt);
 
 /* The snapshot as bytes, to persist (*len of them; valid until the snapshot
  * is replaced); *len 0 without one. */

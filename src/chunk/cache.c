@@ -330,21 +330,45 @@ static void *prefetch_worker(void *arg)
     return NULL;
 }
 
-int zf_cache_start_prefetch(zf_cache *c, unsigned threads)
+/* start prefetch threads until there are `threads` (lock held; slots for
+ * ZF_PREFETCH_MAX_THREADS are allocated: running workers point into them) */
+static void add_workers(zf_cache *c, unsigned threads)
 {
-    if (c->workers || !threads || !(c->workers = calloc(threads, sizeof *c->workers)))
-        return ZF_ENOMEM;
     sigset_t all, old; /* signals are for the threads that serve requests */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    for (unsigned i = 0; i < threads; i++) {
+    while (c->nworkers < threads && c->nworkers < ZF_PREFETCH_MAX_THREADS) {
         worker *w = &c->workers[c->nworkers];
         w->c = c;
-        if (pthread_create(&w->tid, NULL, prefetch_worker, w) == 0)
-            c->nworkers++;
+        if (pthread_create(&w->tid, NULL, prefetch_worker, w) != 0)
+            break;
+        c->nworkers++;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int zf_cache_start_prefetch(zf_cache *c, unsigned threads)
+{
+    if (c->workers || !threads ||
+        !(c->workers = calloc(ZF_PREFETCH_MAX_THREADS, sizeof *c->workers)))
+        return ZF_ENOMEM;
+    pthread_mutex_lock(&c->mu);
+    add_workers(c, threads);
+    pthread_mutex_unlock(&c->mu);
     return c->nworkers ? ZF_OK : ZF_ENOMEM;
+}
+
+void zf_cache_want_prefetch(zf_cache *c, unsigned threads)
+{
+    pthread_mutex_lock(&c->mu);
+    if (c->nworkers && !c->stop && c->nworkers < threads)
+        add_workers(c, threads);
+    pthread_mutex_unlock(&c->mu);
+}
+
+size_t zf_cache_capacity(const zf_cache *c)
+{
+    return c->capacity;
 }
 
 static int queued(const zf_cache *c, uint64_t owner, uint64_t index)

@@ -69,11 +69,21 @@ zf_pool *zf_cache_pool(zf_cache *c);
 /* Would an entry of `bytes` bytes fit now without evicting another? */
 int zf_cache_room(zf_cache *c, size_t bytes);
 
-#define ZF_PREFETCH_QUEUE 8
+#define ZF_PREFETCH_QUEUE 64
+#define ZF_PREFETCH_MAX_THREADS 64
 
-/* Start `threads` prefetch threads (stopped and joined by zf_cache_free).
- * Returns 0, or ZF_ENOMEM if none could be started. */
+/* Start `threads` prefetch threads (stopped and joined by zf_cache_free; at
+ * most ZF_PREFETCH_MAX_THREADS).  Returns 0, or ZF_ENOMEM if none could be
+ * started. */
 int zf_cache_start_prefetch(zf_cache *c, unsigned threads);
+
+/* If prefetch was started, have at least `threads` prefetch threads (at most
+ * ZF_PREFETCH_MAX_THREADS): readers of a remote store keep that many loads
+ * in flight.  Best effort. */
+void zf_cache_want_prefetch(zf_cache *c, unsigned threads);
+
+/* The capacity the cache was made with, in bytes. */
+size_t zf_cache_capacity(const zf_cache *c);
 
 /* Ask for (owner, index) to be loaded in the background unless it is already
  * there, queued, or the cache is too small to keep it (bytes: its expected

@@ -166,7 +166,6 @@ static CURL *new_easy(zf_net *net, slot *s)
     bad |= curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L) != CURLE_OK;
@@ -230,6 +229,8 @@ static int start(zf_net *net, slot *s, zf_net_xfer *x, int64_t now)
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(e, CURLOPT_RANGE, r->len && !r->head ? range : NULL);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->hdrs);
+    /* a signed request's headers (a session token) never go to another server */
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, r->headers ? 0L : 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, total);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, conn);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);

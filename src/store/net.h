@@ -63,6 +63,9 @@ typedef struct zf_net_opts {
  *   len == 0 (whole):  GET of the whole object into grow (reallocated, at
  *                      most max bytes), or, when grow is NULL, into buf (at
  *                      most cap bytes).
+ * Redirects (at most 5, to http or https) are followed unless the request
+ * has extra headers: signed requests stay with the server they were signed
+ * for (a 3xx is then ZF_EIO "HTTP 301").
  * After a non-2xx final answer the start of its body (at most 4 KiB, at most
  * what the buffer allows) is in the buffer and n says how much: an S3 error
  * document, for the caller to read a <Code> from.

@@ -11,6 +11,7 @@
 #include "base/sbuf.h"
 #include "store/http.h"
 #include "store/net.h"
+#include "store/s3.h"
 #include "store/url.h"
 
 /* Google Cloud Storage's public endpoint (gs://BUCKET/PREFIX without -o endpoint=) */
@@ -173,11 +174,16 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
     return rc;
 }
 
-/* s3:// (the S3 backend, store/s3.h) */
-static int open_s3(const char *spec, const zf_url *u, const zf_store_opts *o, zf_store **out,
-                   char *err, size_t errcap)
+/* s3:// (the S3 backend, store/s3.h): credentials, region and endpoint as
+ * the AWS CLI finds them, the options over them */
+static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
+                   size_t errcap)
 {
-    return fail(err, errcap, ZF_EUNSUPPORTED, "s3:// support is not built");
+    zf_s3_opts so = {.cred = {.region = o->region, .endpoint = o->endpoint,
+                              .anonymous = o->anonymous},
+                     .net = {.connections = o->connections, .retries = o->retries,
+                             .timeout_ms = o->timeout_ms, .cafile = o->cafile}};
+    return zf_store_open_s3(u->host, u->path, &so, out, err, errcap);
 }
 
 int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out, char *err,
@@ -198,7 +204,7 @@ int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out,
     else if (o->follow_symlinks)
         rc = fail(err, errcap, ZF_EINVAL, "-o follow_symlinks applies to local stores only");
     else if (u.kind == ZF_URL_S3)
-        rc = open_s3(spec, &u, o, out, err, errcap);
+        rc = open_s3(&u, o, out, err, errcap);
     else
         rc = open_http(spec, &u, o, out, err, errcap);
     zf_url_free(&u);

@@ -36,14 +36,27 @@ static const s3 *impl(const zf_store *s)
 
 /* ---- addressing ---------------------------------------------------------- */
 
-static int bucket_ok(const char *b)
+/* ZF_OK for a bucket name S3 can have, else ZF_EINVAL with the reason */
+static int bucket_check(const char *bucket, char *err, size_t errcap)
 {
-    size_t n = strlen(b);
-    if (n < 3 || n > 255)
+    size_t n = strlen(bucket);
+    int ok = n >= 3 && n <= 255;
+    for (const char *b = bucket; ok && *b; b++)
+        ok = (*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9') ||
+             *b == '-' || *b == '.' || *b == '_';
+    return ok ? ZF_OK
+              : ERR(ZF_EINVAL, "bucket name %s: 3 to 255 letters, digits, '.', '-' or '_'", bucket);
+}
+
+/* can bucket be a host name's first label (virtual-hosted style)?  Not
+ * with dots (TLS wildcards cover one label), upper case or '_' */
+static int dns_label(const char *bucket)
+{
+    size_t n = strlen(bucket);
+    if (n > 63 || bucket[0] == '-' || bucket[n - 1] == '-')
         return 0;
-    for (; *b; b++)
-        if (!((*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9') ||
-              *b == '-' || *b == '.' || *b == '_'))
+    for (const char *b = bucket; *b; b++)
+        if (!((*b >= 'a' && *b <= 'z') || (*b >= '0' && *b <= '9') || *b == '-'))
             return 0;
     return 1;
 }
@@ -68,8 +81,9 @@ void zf_s3_addr_free(zf_s3_addr *a)
 int zf_s3_addr_make(const zf_s3cred *c, const char *bucket, zf_s3_addr *a, char *err, size_t errcap)
 {
     *a = (zf_s3_addr){0};
-    if (!bucket_ok(bucket))
-        return ERR(ZF_EINVAL, "bucket name %s: 3 to 255 letters, digits, '.', '-' or '_'", bucket);
+    int rc = bucket_check(bucket, err, errcap);
+    if (rc != ZF_OK)
+        return rc;
     zf_sbuf origin = {0}, host = {0}, root = {0};
     if (c->endpoint) { /* path style under the endpoint: scheme://authority[/base] */
         const char *auth = strstr(c->endpoint, "://") + 3, *slash = strchr(auth, '/');
@@ -77,7 +91,7 @@ int zf_s3_addr_make(const zf_s3cred *c, const char *bucket, zf_s3_addr *a, char 
         zf_sbuf_add(&origin, c->endpoint, (size_t)(auth - c->endpoint) + alen);
         zf_sbuf_add(&host, auth, alen);
         zf_sbuf_printf(&root, "%s/%s", slash ? slash : "", bucket);
-    } else if (strchr(bucket, '.')) {
+    } else if (!dns_label(bucket)) {
         zf_sbuf_printf(&host, "s3.%s.amazonaws.com", c->region);
         zf_sbuf_printf(&origin, "https://%s", host.data ? host.data : "");
         zf_sbuf_printf(&root, "/%s", bucket);
@@ -477,7 +491,9 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
     if (!x)
         return ZF_ENOMEM;
     x->can_list = 1;
-    int rc = max_keys(o, &x->max_keys, err, errcap);
+    int rc = bucket_check(bucket, err, errcap); /* before any file or variable is read */
+    if (rc == ZF_OK)
+        rc = max_keys(o, &x->max_keys, err, errcap);
     if (rc == ZF_OK)
         rc = zf_s3cred_load(&o->cred, &x->cred, err, errcap);
     if (rc == ZF_OK)
@@ -522,19 +538,19 @@ static int root_readable(const s3 *x)
 }
 
 /* the first listing: credentials, bucket and prefix checked at once */
-static int probe(s3 *x, const char *name, char *err, size_t errcap)
+static int probe(s3 *x, char *err, size_t errcap)
 {
     zf_store_buf buf = {0};
     zf_s3list_page pg;
     char why[320] = "", code[S3_CODE] = "";
     int rc = list_page(x, x->prefix, NULL, 1, &buf, &pg, why, sizeof why, code);
     if (rc == ZF_OK && !pg.n) {
-        rc = ERR(ZF_ENOTFOUND, "%s: no keys under this prefix", name);
+        rc = ERR(ZF_ENOTFOUND, "no keys under this prefix");
     } else if (rc != ZF_OK && !strcmp(code, "AccessDenied") && root_readable(x)) {
         x->can_list = 0; /* read key by key, from the root's metadata */
         rc = ZF_OK;
     } else if (rc != ZF_OK) {
-        rc = ERR(rc, "%s: %s (credentials: %s)", name, why, x->cred->source);
+        rc = ERR(rc, "%s (credentials: %s)", why, x->cred->source);
     }
     zf_s3list_page_free(&pg);
     free(buf.p);
@@ -558,7 +574,7 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
         size_t plen = strlen(x->prefix);
         if (s->name) /* the prefix without its trailing '/' */
             snprintf(s->name, n, "s3://%s/%.*s", bucket, (int)(plen ? plen - 1 : 0), x->prefix);
-        rc = s->name ? probe(x, s->name, err, errcap) : ZF_ENOMEM;
+        rc = s->name ? probe(x, err, errcap) : ZF_ENOMEM;
     }
     if (rc != ZF_OK) {
         zf_store_close(s);

@@ -4,8 +4,8 @@
  *
  * Addressing: without an endpoint, virtual-hosted style
  * https://BUCKET.s3.REGION.amazonaws.com/KEY (path style
- * https://s3.REGION.amazonaws.com/BUCKET/KEY when the bucket name holds a
- * dot, which a TLS wildcard cannot cover); with an endpoint (-o endpoint=,
+ * https://s3.REGION.amazonaws.com/BUCKET/KEY when the bucket name is no DNS
+ * label: a dot, which a TLS wildcard cannot cover, upper case, '_'); with an endpoint (-o endpoint=,
  * AWS_ENDPOINT_URL...), path style ENDPOINT/BUCKET/KEY.
  *
  * Stamps: size, mtime = Last-Modified (whole seconds, from a GET, a HEAD or

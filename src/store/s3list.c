@@ -289,8 +289,8 @@ int zf_s3list_error(const char *xml, size_t len, char *code, size_t codecap, cha
 {
     pstate s = {.root = "Error"};
     int rc = run(&s, xml, len);
-    if (rc == ZF_OK && !s.code)
-        rc = ZF_ECORRUPT;
+    if (rc == ZF_OK && (!s.code || !*s.code))
+        rc = ZF_ECORRUPT; /* no code: not an S3 error */
     clean_copy(code, codecap, rc == ZF_OK ? s.code : "");
     clean_copy(msg, msgcap, rc == ZF_OK ? s.message : "");
     free(s.code);
@@ -334,6 +334,8 @@ int zf_s3list_time(const char *s, int64_t *ns)
     if (strcmp(p, "Z") && strcmp(p, "+00:00"))
         return ZF_ECORRUPT;
     time_t t = timegm(&tm);
+    if (t < -(INT64_MAX / 1000000000) || t >= INT64_MAX / 1000000000)
+        return ZF_ECORRUPT; /* beyond what ns since the epoch hold (1677 to 2262) */
     *ns = (int64_t)t * 1000000000 + frac;
     return ZF_OK;
 }

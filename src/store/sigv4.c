@@ -1,9 +1,9 @@
 /* sigv4.c - AWS Signature Version 4: canonical request, string to sign,
- * signing key and Authorization header (OpenSSL SHA-256 and HMAC). */
+ * signing key and Authorization header (OpenSSL SHA-256; HMAC on it). */
 #include "store/sigv4.h"
 
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,23 +209,57 @@ static int signed_headers(const zf_sigv4_cred *c, const zf_sigv4_req *r, const c
     return ZF_OK;
 }
 
+/* SHA-256, fetched once: an implicit fetch on every use costs more than
+ * the hashing of a request */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *sha256(void)
+{
+    pthread_once(&sha256_once, sha256_fetch);
+    return sha256_md ? sha256_md : EVP_sha256();
+}
+
 static int sha256_hex(const char *s, size_t n, char out[2 * SHA_LEN + 1])
 {
     unsigned char d[SHA_LEN];
     unsigned len = 0;
-    if (!EVP_Digest(s, n, d, &len, EVP_sha256(), NULL) || len != SHA_LEN)
+    if (!EVP_Digest(s, n, d, &len, sha256(), NULL) || len != SHA_LEN)
         return ZF_EIO;
     hex(d, SHA_LEN, out);
     return ZF_OK;
 }
 
+/* HMAC-SHA256 (RFC 2104) of msg under key; key and pads wiped after */
 static int hmac(const void *key, size_t klen, const char *msg, unsigned char out[SHA_LEN])
 {
+    enum { BLOCK = 64 };
+    unsigned char k[BLOCK] = {0}, pad[BLOCK], inner[SHA_LEN];
     unsigned len = 0;
-    if (!HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)msg, strlen(msg), out, &len) ||
-        len != SHA_LEN)
-        return ZF_EIO;
-    return ZF_OK;
+    int ok = 1;
+    if (klen > BLOCK)
+        ok = EVP_Digest(key, klen, k, &len, sha256(), NULL);
+    else
+        memcpy(k, key, klen);
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    ok = ok && c;
+    for (int pass = 0; ok && pass < 2; pass++) { /* inner: ipad, msg; outer: opad, inner */
+        for (int i = 0; i < BLOCK; i++)
+            pad[i] = k[i] ^ (pass ? 0x5c : 0x36);
+        ok = EVP_DigestInit_ex(c, sha256(), NULL) && EVP_DigestUpdate(c, pad, BLOCK) &&
+             (pass ? EVP_DigestUpdate(c, inner, SHA_LEN) : EVP_DigestUpdate(c, msg, strlen(msg))) &&
+             EVP_DigestFinal_ex(c, pass ? out : inner, &len) && len == SHA_LEN;
+    }
+    EVP_MD_CTX_free(c);
+    explicit_bzero(k, sizeof k);
+    explicit_bzero(pad, sizeof pad);
+    explicit_bzero(inner, sizeof inner);
+    return ok ? ZF_OK : ZF_EIO;
 }
 
 /* hex signature of sts under the key derived from secret, day, region, service */

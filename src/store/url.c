@@ -53,6 +53,32 @@ int zf_url_has_scheme(const char *spec)
     return scheme_len(spec) > 0;
 }
 
+void zf_url_redact(const char *spec, char *out, size_t cap)
+{
+    zf_sbuf b = {0};
+    size_t sl = scheme_len(spec);
+    const char *p = spec;
+    if (sl) {
+        const char *a = spec + sl + 3;
+        size_t alen = strcspn(a, "/?#");
+        const char *at = memchr(a, '@', alen);
+        while (at && memchr(at + 1, '@', alen - (size_t)(at + 1 - a)))
+            at = memchr(at + 1, '@', alen - (size_t)(at + 1 - a));
+        zf_sbuf_add(&b, spec, (size_t)(a - spec));
+        if (at)
+            zf_sbuf_add(&b, "***", 3);
+        p = at ? at : a;
+        size_t rest = strcspn(p, "?#");
+        zf_sbuf_add(&b, p, rest);
+        if (p[rest])
+            zf_sbuf_printf(&b, "%c***", p[rest]);
+    } else {
+        zf_sbuf_add(&b, spec, strlen(spec));
+    }
+    snprintf(out, cap, "%s", b.failed || !b.data ? "(a store)" : b.data);
+    free(b.data);
+}
+
 /* the prefix of s (n bytes): segments joined by single '/', %-decoded when
  * decode; "." and ".." segments refused */
 static int make_prefix(const char *s, size_t n, int decode, char **out, char *err, size_t errcap)

@@ -43,6 +43,11 @@ typedef struct zf_url {
 /* 1 if spec starts with "SCHEME://" (a URL, whether supported or not), else 0. */
 int zf_url_has_scheme(const char *spec);
 
+/* spec as it may be shown in messages: user information and anything from
+ * '?' or '#' on (which url.h refuses, but may hold secrets) become "***";
+ * written into out (cap bytes, truncated, NUL-terminated). */
+void zf_url_redact(const char *spec, char *out, size_t cap);
+
 /* Parse spec into *u (zeroed first).  ZF_EINVAL with the reason in err for
  * a malformed or refused argument; ZF_ENOMEM. */
 int zf_url_parse(const char *spec, zf_url *u, char *err, size_t errcap);

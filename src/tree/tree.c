@@ -176,6 +176,22 @@ int zf_tree_stale(const zf_tree *t, const zf_tree *fresh)
     return 0;
 }
 
+int zf_tree_unchanged(const zf_tree *t)
+{
+    if (!t->store->remote || !*t->cons_key)
+        return 0;
+    zf_stamp now;
+    if (zf_store_stamp(t->store, t->cons_key, &now) != ZF_OK)
+        return 0; /* gone or unreadable: a rebuild tells what remains */
+    zf_fp a = zf_stamp_version(&now), b = zf_stamp_version(&t->cons_stamp);
+    if (a.a != b.a || a.b != b.b)
+        return 0;
+    for (size_t i = 0; i < t->narrays; i++) /* a listable store: chunks rewritten in place */
+        if (zf_layout_sized(t->layouts[i]) && zf_array_changed(t->arrays[i]))
+            return 0;
+    return 1;
+}
+
 void zf_tree_free(zf_tree *t)
 {
     if (!t)

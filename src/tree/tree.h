@@ -65,4 +65,11 @@ uint64_t zf_tree_count(const zf_tree *t);
  * computed rewritten?  Reads only metadata and stamps (no chunk). */
 int zf_tree_stale(const zf_tree *t, const zf_tree *fresh);
 
+/* A re-check without a rebuild, for a remote store whose every node came
+ * from consolidated metadata: 1 if that document's version (ETag) is the one the
+ * tree was built from (one HEAD) and no sized array's chunks changed (a
+ * listing per sized array, where the store can list); 0 if a rebuild must
+ * tell (always, for other stores). */
+int zf_tree_unchanged(const zf_tree *t);
+
 #endif

@@ -17,7 +17,8 @@ struct zf_tree {
     const zf_store *store;
     zf_cache *cache;
     const zf_layout_opts *opts;   /* while building only */
-    char cons_key[16];            /* the consolidated metadata's key; "" if none */
+    char cons_key[16];            /* the consolidated metadata's key, if every node's
+                                     metadata came from it; "" if not */
     zf_stamp cons_stamp;          /* its stamp when the tree was built */
 };
 

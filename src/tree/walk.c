@@ -43,6 +43,7 @@ typedef struct walker {
     const zf_store *store;
     zf_cons *cons;              /* consolidated metadata; NULL if none */
     int cons_rc;                /* why cons is NULL (ZF_ENOTFOUND: the store has none) */
+    int no_root_v3;             /* the root has no zarr.json (found while loading cons) */
     char cons_err[256];
     char path[ZF_KEY_MAX];      /* key of the node being visited ("" the root) */
     size_t plen;
@@ -53,6 +54,7 @@ typedef struct walker {
     size_t nlater, later_cap;
     size_t shown, other, left_out; /* arrays shown, arrays of other types, nodes left out */
     zf_fp origin;               /* stamps of the documents the node classified last came from */
+    int own_docs;               /* some node's own metadata documents were read */
 } walker;
 
 /* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
@@ -113,6 +115,7 @@ static int read_doc(walker *w, const char *dir, const char *name, char **doc, si
     zf_store_buf buf = {NULL, 0};
     size_t max = *dir ? ZF_MAX_META : w->root_max;
     zf_stamp st;
+    w->own_docs = 1;
     int rc = zf_store_read(w->store, key, max, &buf, n, &st, why, sizeof why);
     if (rc == ZF_OK || rc == ZF_ENOTFOUND) { /* the read's own stamp: no second request */
         zf_fp d = zf_stamp_digest(&st);
@@ -215,11 +218,16 @@ static int newer_than_cons(walker *w, const char *dir, const char *name)
     return stamp_usable(&st) && st.mtime > zf_cons_stamp(w->cons)->mtime;
 }
 
-/* classify the root from the copy the consolidated metadata keeps (v3) */
+/* classify the root from the copy the consolidated metadata keeps (v3; for
+ * a remote store, v2's too) */
 static int classify_cons_root(walker *w, zf_node_kind *kind, zf_meta *m)
 {
     size_t n;
     const char *doc = zf_cons_root(w->cons, &n);
+    if (!doc && w->store->remote && zf_cons_v2_root_group(w->cons)) {
+        *kind = ZF_KIND_GROUP;
+        return ZF_OK;
+    }
     if (!doc)
         return ZF_ENOTFOUND;
     char err[256] = "";
@@ -276,12 +284,16 @@ static int classify(walker *w, const char *path, zf_node_kind *kind, zf_meta *m)
     zf_fp_init(&w->origin);
     int rc = classify_cons(w, path, kind, m);
     if (rc != ZF_ENOTFOUND) {
-        zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));
+        zf_fp d = zf_stamp_digest(w->cons ? zf_cons_stamp(w->cons) : &(zf_stamp){0});
         zf_fp_add(&w->origin, &d, sizeof d);
         return rc;
     }
     /* a document that is there but cannot be read leaves the node out */
-    if ((rc = read_doc(w, path, "zarr.json", &doc, &n, err, sizeof err)) == ZF_OK) {
+    if (!*path && w->no_root_v3 && w->store->remote) /* asked already: not again */
+        rc = ZF_ENOTFOUND;
+    else
+        rc = read_doc(w, path, "zarr.json", &doc, &n, err, sizeof err);
+    if (rc == ZF_OK) {
         rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
     } else if (rc == ZF_ENOTFOUND &&
                (rc = read_doc(w, path, ".zarray", &doc, &n, err, sizeof err)) == ZF_OK) {
@@ -667,12 +679,12 @@ int zf_tree_walk(zf_tree *t)
     char name[256];
     root_array_name(w->store, name, sizeof name);
     w->root_max = root_limit();
-    w->cons_rc = zf_cons_load(w->store, w->root_max, &w->cons, w->cons_err, sizeof w->cons_err);
+    w->cons_rc = zf_cons_load(w->store, w->root_max, &w->cons, &w->no_root_v3, w->cons_err,
+                              sizeof w->cons_err);
     int rc = w->cons_rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_OK;
     if (w->cons) { /* the document all nodes' metadata comes from */
         zf_fp d = zf_stamp_digest(zf_cons_stamp(w->cons));
         zf_tree_fp_mix(t, zf_cons_key(w->cons), &d, sizeof d);
-        snprintf(t->cons_key, sizeof t->cons_key, "%s", zf_cons_key(w->cons));
         t->cons_stamp = *zf_cons_stamp(w->cons);
     }
     zf_stamp root = {0}; /* a remote store's root has no identity: not asked for */
@@ -681,6 +693,8 @@ int zf_tree_walk(zf_tree *t)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)
         rc = walk_later(w);
+    if (w->cons && !w->own_docs) /* every node from that document: re-checked by its stamp */
+        snprintf(t->cons_key, sizeof t->cons_key, "%s", zf_cons_key(w->cons));
     if (rc == ZF_OK && !t->opts->generation) /* at mount; not on every re-check */
         zf_log_msg(w->shown == 0 || w->left_out ? ZF_LOG_WARN : ZF_LOG_INFO, /* worth a look? */
                    "%zu arrays found, %zu shown (%zu of other data types); %zu nodes left out "

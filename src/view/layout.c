@@ -498,10 +498,10 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
     int unlisted = zf_array_unlisted(l->a);
     void *snap = NULL;
     size_t snap_len = 0;
-    uint64_t most = zf_array_nchunks(l->a) * 24; /* zf_present: 24 bytes per stored chunk */
-    if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1],
-                         most < SIZE_MAX ? (size_t)most : SIZE_MAX, unlisted ? &snap : NULL,
-                         &snap_len) != 0)
+    uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
+    size_t most = n < SIZE_MAX / 24 ? (size_t)n * 24 : SIZE_MAX;
+    if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
+                         unlisted ? &snap : NULL, &snap_len) != 0)
         return ZF_ENOTFOUND;
     int rc = unlisted ? zf_array_snap_load(l->a, snap, snap_len) : ZF_OK;
     free(snap);
@@ -538,10 +538,13 @@ static int load_or_build(zf_layout *l)
         l->off[v] = NULL;
     }
     rc = run_pass(l);
-    /* unlisted: every chunk was read once; their versions become the snapshot */
-    if (rc == ZF_OK && !l->bad && zf_array_unlisted(l->a))
-        rc = zf_array_adopt_learned(l->a);
-    if (rc == ZF_OK && l->index_dir && !l->bad)
+    int keep = rc == ZF_OK && !l->bad;
+    if (zf_array_unlisted(l->a)) { /* every chunk was read once: their versions are the snapshot */
+        int adopted = zf_array_end_learning(l->a, keep);
+        keep = keep && adopted == ZF_OK; /* an index is saved only with its chunks' versions */
+        rc = rc ? rc : adopted == ZF_ENOMEM ? adopted : ZF_OK;
+    }
+    if (keep && l->index_dir)
         save_persisted(l, &fp);
     return rc;
 }

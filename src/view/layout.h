@@ -69,7 +69,8 @@ typedef struct zf_cursor {
     uint64_t pos, elem;
 } zf_cursor;
 
-/* Chunks a sequential reader has decoded ahead of it when the cache prefetches. */
+/* Chunks a sequential reader has decoded ahead of it when the cache prefetches
+ * (a local store; a remote one: zf_array_read_ahead). */
 #define ZF_LAYOUT_AHEAD 2
 
 /* zf_layout_read that starts from *cursor when it lies between the offset

@@ -159,10 +159,12 @@ static int skip_bad_run(reader *r, uint64_t run, uint64_t last)
 }
 
 /* a sequential reader is in chunk ci: have the next chunks (C order of the
- * chunk grid) decoded in the background, except those known to be damaged */
+ * chunk grid) decoded in the background, except those known to be damaged
+ * (a remote store: enough of them to keep its requests in flight) */
 static void prefetch_ahead(zf_layout *l, uint64_t ci)
 {
-    for (uint64_t k = ci + 1; k <= ci + ZF_LAYOUT_AHEAD && k < l->nchunks; k++)
+    uint64_t ahead = zf_array_read_ahead(l->a, ZF_LAYOUT_AHEAD); /* more for a remote store */
+    for (uint64_t k = ci + 1; k <= ci + ahead && k < l->nchunks; k++)
         if (!zf_layout_is_bad(l, k))
             zf_array_prefetch(l->a, k);
 }

@@ -24,6 +24,7 @@ struct zf_cons {
     zf_stamp stamp;
     entry *entries; /* sorted by path after loading */
     size_t count, cap;
+    int v2_root_group; /* v2: the metadata holds the root's .zgroup */
 };
 
 typedef struct load_ctx {
@@ -123,6 +124,8 @@ static int v2_member(void *arg, const char *key, const char *val, size_t vlen)
     load_ctx *ctx = arg;
     const char *slash = strrchr(key, '/'), *base = slash ? slash + 1 : key;
     int doc = !strcmp(base, ".zarray") || !strcmp(base, ".zgroup");
+    if (!strcmp(key, ".zgroup"))
+        ctx->c->v2_root_group = 1;
     if (!slash || (!doc && strcmp(base, ".zattrs")))
         return ZF_OK; /* the root's documents are read from disk; others are not metadata */
     zf_cons_node *node = append(ctx->c, "", key, (size_t)(slash - key));
@@ -235,12 +238,15 @@ static int read_key(zf_cons *c, const zf_store *s, const char *key, size_t max, 
     return rc;
 }
 
-int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, char *err, size_t errcap)
+int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, int *no_v3, char *err,
+                 size_t errcap)
 {
     zf_cons *c = calloc(1, sizeof *c);
     if (!c)
         return ZF_ENOMEM;
     int rc = read_key(c, s, "zarr.json", max, err, errcap);
+    if (no_v3)
+        *no_v3 = rc == ZF_ENOTFOUND;
     if (rc == ZF_OK)
         rc = load_v3(c, err, errcap);
     else if (rc == ZF_ENOTFOUND && (rc = read_key(c, s, ".zmetadata", max, err, errcap)) == ZF_OK)
@@ -334,4 +340,9 @@ int zf_cons_children(const zf_cons *c, const char *path, zf_cons_child_fn fn, vo
             return rc;
     }
     return ZF_OK;
+}
+
+int zf_cons_v2_root_group(const zf_cons *c)
+{
+    return c->v2_root_group;
 }

@@ -33,8 +33,15 @@ typedef struct zf_cons_node {
 /* Load store s's consolidated metadata (v3 inline in the root zarr.json, or
  * v2 .zmetadata when the root has no zarr.json), reading at most max bytes.
  * ZF_OK: *out owns it (zf_cons_free).  ZF_ENOTFOUND: the store has none.
- * ZF_ECORRUPT / ZF_EUNSUPPORTED: it exists but cannot be used (reason in err). */
-int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, char *err, size_t errcap);
+ * ZF_ECORRUPT / ZF_EUNSUPPORTED: it exists but cannot be used (reason in err).
+ * *no_v3 (may be NULL) says whether the root has no zarr.json (so that a
+ * remote store is not asked again). */
+int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, int *no_v3, char *err,
+                 size_t errcap);
+
+/* v2: does the metadata hold the root's own .zgroup?  (A remote store's
+ * root is then known to be a group without asking.) */
+int zf_cons_v2_root_group(const zf_cons *c);
 
 /* Free c; NULL is allowed. */
 void zf_cons_free(zf_cons *c);

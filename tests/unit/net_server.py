@@ -10,6 +10,7 @@ of an object of SIZE bytes is (i * 7 + SIZE) % 251.  Paths:
                               (429 with Retry-After: 1), then /data/SIZE
   /cut/ID/N/SIZE              the first N requests for ID send half the body
                               and close the connection, then /data/SIZE
+  /reset/ID/N/SIZE            the same with a quarter of the body and a TCP reset
   /stall/SIZE                 headers, then nothing for 30 s
   /chunked/SIZE               the object, chunked (no Content-Length)
   /wrongrange/SIZE            206 for the range one byte later than asked
@@ -20,6 +21,8 @@ import functools
 import http.server
 import os
 import re
+import socket
+import struct
 import sys
 import threading
 import time
@@ -116,6 +119,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.end_headers()
                 self.wfile.write(body(size)[: size // 2])
                 self.wfile.flush()
+                self.close_connection = True
+                return
+            return self.send_object(size)
+        if kind == "reset" and len(args) == 3:
+            ident, n, size = args[0], int(args[1]), int(args[2])
+            if count(ident) <= n:  # a quarter of the body, then a TCP reset
+                self.send_response(200)
+                self.send_header("Content-Length", str(size))
+                self.end_headers()
+                self.wfile.write(body(size)[: size // 4])
+                self.wfile.flush()
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                           struct.pack("ii", 1, 0))
+                self.connection.close()
                 self.close_connection = True
                 return
             return self.send_object(size)

@@ -165,7 +165,7 @@ static void test_refused(void)
     refused(base, "follow_symlinks", NULL, ZF_EINVAL, "applies to local stores only");
     refused(base, "region", "eu-west-1", ZF_EINVAL, "-o region= applies to s3:// stores only");
     refused(base, "endpoint", base, ZF_EINVAL, "-o endpoint= applies to s3:// and gs:// stores only");
-    refused("s3://bucket/x", NULL, NULL, ZF_EUNSUPPORTED, "s3:// support is not built");
+    refused("s3://ab/x", NULL, NULL, ZF_EINVAL, "bucket name ab");
     refused("ftp://h/x", NULL, NULL, ZF_EINVAL, "unsupported scheme");
     refused("https://u:p@h/x", NULL, NULL, ZF_EINVAL, "credentials never go");
     refused(base, "connections", "0", ZF_EINVAL, "invalid connections (a whole number from 1 to 1024): 0");

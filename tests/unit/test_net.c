@@ -1,6 +1,6 @@
 /* test_net.c - the HTTP engine against tests/unit/net_server.py on
  * loopback: ranges, whole objects, HEAD, 404, retries that succeed after
- * 503s, 429 with Retry-After, cut connections, stalls and exhausted budgets
+ * 503s, 429 with Retry-After, cut and reset connections, stalls and budgets
  * (bounded in time), bodies larger or shorter than allowed, a server that
  * ignores Range, redirects, refused connections, and many threads at once. */
 #include <arpa/inet.h>
@@ -130,6 +130,14 @@ static void test_ranges(zf_net *net)
     /* a redirect is followed */
     CHECK(get_range(net, "/redirect/2000", 100, 50, buf, &r, err) == ZF_OK && same(buf, 2000, 100, 50),
           "redirect: %s", err);
+    /* ... but not by a request with headers of its own (signed) */
+    static const char *const hdrs[] = {"X-Test: 1", NULL};
+    char u[256];
+    url(u, sizeof u, "/redirect/2000");
+    r = (zf_net_req){.url = u, .off = 100, .len = 50, .buf = buf, .cap = 50, .headers = hdrs,
+                     .err = err, .errcap = 200};
+    CHECK(zf_net_run(net, &r, 1) == ZF_EIO && r.status == 302 && !strcmp(err, "HTTP 302"),
+          "signed redirect: %s", err);
 }
 
 static void test_retries(zf_net *net)
@@ -149,6 +157,8 @@ static void test_retries(zf_net *net)
     uint8_t *big = malloc(20000);
     CHECK(get_range(net, "/cut/e/2/20000", 0, 20000, big, &r, err) == ZF_OK, "cut: %s", err);
     CHECK(r.attempts == 3 && same(big, 20000, 0, 20000), "cut attempts %u", r.attempts);
+    CHECK(get_range(net, "/reset/h/2/20000", 100, 19900, big, &r, err) == ZF_OK, "reset: %s", err);
+    CHECK(r.attempts == 3 && same(big, 20000, 100, 19900), "reset attempts %u", r.attempts);
     free(big);
     /* 8 attempts in all, then the reason */
     t0 = now_s();

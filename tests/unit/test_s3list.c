@@ -169,6 +169,9 @@ static void test_times(void)
     CHECK(zf_s3list_time("2013-05-24 00:00:00Z", &ns) == ZF_ECORRUPT, "a space");
     CHECK(zf_s3list_time("2013-13-24T00:00:00Z", &ns) == ZF_ECORRUPT, "month 13");
     CHECK(zf_s3list_time("2013-05-24T00:00:00+02:00", &ns) == ZF_ECORRUPT, "other zones");
+    CHECK(zf_s3list_time("3435-10-12T17:50:30.000Z", &ns) == ZF_ECORRUPT, "past 2262 (ns overflow)");
+    CHECK(zf_s3list_time("2262-04-11T23:47:15.999Z", &ns) == ZF_OK && ns == 9223372035999000000,
+          "the last whole second that fits: %lld", (long long)ns);
 }
 
 int main(void)

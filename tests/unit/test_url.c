@@ -124,8 +124,28 @@ static void test_build(void)
     }
 }
 
+static void test_redact(void)
+{
+    struct {
+        const char *spec, *want;
+    } cases[] = {
+        {"https://user:secret@h/x", "https://***@h/x"},
+        {"https://a@b:c@h:80/x?y", "https://***@h:80/x?***"},
+        {"s3://KEY:SECRET@bucket/p", "s3://***@bucket/p"},
+        {"https://h/x?X-Amz-Signature=abc#f", "https://h/x?***"},
+        {"http://h/a@b", "http://h/a@b"},
+        {"/local/p@th?x", "/local/p@th?x"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[128];
+        zf_url_redact(cases[i].spec, out, sizeof out);
+        CHECK(!strcmp(out, cases[i].want), "redact %s: %s", cases[i].spec, out);
+    }
+}
+
 int main(void)
 {
+    test_redact();
     test_parse();
     test_build();
     return check_summary("test_url");

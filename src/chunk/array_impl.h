@@ -1,0 +1,69 @@
+/* array_impl.h - internals shared by array.c (chunk keys, loading,
+ * decoding) and snapshot.c (the stored chunks present and their versions). */
+#ifndef ZF_ARRAY_IMPL_H
+#define ZF_ARRAY_IMPL_H
+
+#include <pthread.h>
+
+#include "chunk/array.h"
+#include "chunk/shardidx.h"
+
+/* one stored chunk present in the store: its index (C order over the stored
+ * grid) and the digest of its stamp */
+typedef struct zf_present {
+    uint64_t k;
+    zf_fp digest;
+} zf_present;
+
+/* the stored chunks present at one moment, sorted by index (no duplicates) */
+typedef struct zf_snap {
+    zf_present *v;
+    size_t n, cap;
+    uint64_t files;           /* how many of them are regular files */
+    int failed;               /* out of memory while it was built */
+} zf_snap;
+
+struct zf_array {
+    const zf_store *store;
+    zf_cache *cache;
+    char *path;
+    zf_meta meta;
+    uint64_t id;              /* cache owner id, unique per array */
+    uint64_t grid[ZF_MAX_DIMS];
+    uint64_t nchunks;
+    zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
+    zf_shardidx *shards;      /* remote and sharded: recent shard indexes (NULL: none kept) */
+    int unlisted;             /* the store cannot be listed: stamps are learned from reads */
+    zf_fp origin;             /* stamps of the metadata documents (zf_array_set_origin) */
+    pthread_mutex_t mu;       /* guards learned and learning */
+    zf_snap learned;          /* unlisted: stamps of the stored chunks read by the pass */
+    int learning;             /* unlisted, and the size pass has not ended */
+    int learned_once;         /* a pass ended before: chunks it cached are not read again */
+    int fill_rc;              /* CF: converting the fill value failed (convert.h) */
+    char fill_err[160];
+};
+
+/* first element of read-grid chunk `index` */
+static inline void zf_array_chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin)
+{
+    for (unsigned d = a->meta.ndim; d-- > 0;) {
+        origin[d] = index % a->grid[d] * a->meta.read_chunks[d];
+        index /= a->grid[d];
+    }
+}
+
+/* Linear index (C order over the stored-chunk grid) of the stored chunk
+ * holding read chunk index. */
+uint64_t zf_array_stored_index(const zf_array *a, uint64_t index);
+
+/* After the stored chunk at key was read (rc, st the stamp of the version
+ * read): ZF_ESTALE (reason in err) if that version is not the snapshot's,
+ * else rc; an unlisted store's version is learned (array.h). */
+int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
+                           const zf_stamp *st, char *err, size_t errcap);
+
+/* Was the stored chunk holding read chunk index absent at the snapshot of a
+ * remote store (so that reading it would only cost a request)? */
+int zf_array_snapshot_absent(const zf_array *a, uint64_t index);
+
+#endif

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""s3_server.py - a small S3 server for test_s3 (loopback, port 0) that checks
+every request's SigV4 signature with its own implementation (hashlib, hmac).
+
+Prints its port on one line, then serves until its standard input closes.
+Path style only: /BUCKET/KEY and /BUCKET?list-type=2&... (ListObjectsV2 with
+prefix, delimiter, max-keys, continuation-token).  Credentials:
+  AKTEST / secret/Test+key=1         any bucket
+  AKTOKEN / tokensecret + x-amz-security-token "tok/en+1" (signed)
+  no Authorization header           bucket "public" only
+Buckets:
+  bkt      objects below (listing pages as asked)
+  public   the same objects, anonymous access allowed
+  loop     every listing page is truncated with the same token
+  deny     ListObjectsV2 answers 403 AccessDenied; objects readable
+  denyall  everything answers 403 AccessDenied
+Errors are S3 error documents (Code, Message).  GET /_pages answers how many
+ListObjectsV2 requests were served (unsigned).
+"""
+import datetime
+import hashlib
+import hmac
+import http.server
+import sys
+import threading
+import urllib.parse
+
+KEYS = {"AKTEST": ("secret/Test+key=1", None), "AKTOKEN": ("tokensecret", "tok/en+1")}
+EMPTY = hashlib.sha256(b"").hexdigest()
+OBJECTS = {"st/zarr.json": b'{"zarr_format": 3, "node_type": "group"}',
+           "st/a/zarr.json": b'{"zarr_format": 3, "node_type": "array"}',
+           "st/b/sp ace+plus%&=.txt": b"odd name",
+           "st/b/\u00e9t\u00e9": "unicode".encode()}
+for i in range(25):
+    OBJECTS["st/a/c/%d" % i] = bytes((i * 7 + j) % 251 for j in range(100 + i))
+MTIME = "2026-12-01T10:00:00.250Z"
+LOCK = threading.Lock()
+PAGES = [0]
+
+
+def enc(s, slash):
+    return urllib.parse.quote(s, safe="-_.~" + ("/" if slash else ""))
+
+
+def etag(data):
+    return '"%s"' % hashlib.md5(data).hexdigest()
+
+
+def xml_error(code, msg):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code><Message>%s</Message>'
+            '<RequestId>1</RequestId></Error>' % (code, msg)).encode()
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, code, body, headers=()):
+        self.send_response(code)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def fail(self, status, code, msg):
+        self.answer(status, xml_error(code, msg), [("Content-Type", "application/xml")])
+
+    def check_signature(self, raw_path, query):
+        """None if the request is signed right (or anonymous), else (status, code)"""
+        auth = self.headers.get("Authorization")
+        if auth is None:
+            return "anonymous"
+        parts = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+        ak, day, region, service, term = parts["Credential"].split("/")
+        if ak not in KEYS:
+            return (403, "InvalidAccessKeyId")
+        secret, token = KEYS[ak]
+        signed = parts["SignedHeaders"].split(";")
+        need = {"host", "x-amz-date", "x-amz-content-sha256"} | ({"x-amz-security-token"} if token else set())
+        if not need <= set(signed) or self.headers.get("x-amz-content-sha256") != EMPTY:
+            return (403, "AccessDenied")
+        if token and self.headers.get("x-amz-security-token") != token:
+            return (403, "InvalidToken")
+        amz = self.headers["x-amz-date"]
+        when = datetime.datetime.strptime(amz, "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
+        if abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) > 900:
+            return (403, "RequestTimeTooSkewed")
+        path = enc(urllib.parse.unquote(raw_path), True)
+        q = "&".join("%s=%s" % (enc(k, False), enc(v, False)) for k, v in sorted(query))
+        hdrs = "".join("%s:%s\n" % (h, " ".join(self.headers[h].split())) for h in signed)
+        creq = "\n".join([self.command, path, q, hdrs, ";".join(signed), EMPTY])
+        scope = "/".join([day, region, service, term])
+        sts = "\n".join(["AWS4-HMAC-SHA256", amz, scope, hashlib.sha256(creq.encode()).hexdigest()])
+        k = ("AWS4" + secret).encode()
+        for m in (day, region, service, term):
+            k = hmac.new(k, m.encode(), hashlib.sha256).digest()
+        want = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(want, parts["Signature"]):
+            return (403, "SignatureDoesNotMatch")
+        return None
+
+    def do_HEAD(self):
+        self.do_GET()
+
+    def do_GET(self):
+        raw, _, qs = self.path.partition("?")
+        query = urllib.parse.parse_qsl(qs, keep_blank_values=True)
+        if raw == "/_pages":
+            return self.answer(200, str(PAGES[0]).encode())
+        bucket, _, key = raw[1:].partition("/")
+        key = urllib.parse.unquote(key)
+        bad = self.check_signature(raw, query)
+        if bad == "anonymous":
+            if bucket != "public":
+                return self.fail(403, "AccessDenied", "Access Denied")
+        elif bad:
+            return self.fail(bad[0], bad[1], "refused: " + bad[1])
+        if bucket == "denyall" or (bucket == "deny" and not key):
+            return self.fail(403, "AccessDenied", "Access Denied")
+        if bucket not in ("bkt", "public", "loop", "deny"):
+            return self.fail(404, "NoSuchBucket", "The specified bucket does not exist")
+        if not key:
+            return self.list(bucket, dict(query))
+        if key not in OBJECTS:
+            return self.fail(404, "NoSuchKey", "The specified key does not exist.")
+        data = OBJECTS[key]
+        self.answer(200, data, [("ETag", etag(data)), ("Last-Modified", "Tue, 01 Dec 2026 10:00:00 GMT")])
+
+    def list(self, bucket, q):
+        with LOCK:
+            PAGES[0] += 1
+        prefix, delim = q.get("prefix", ""), q.get("delimiter", "")
+        maxk = int(q.get("max-keys", "1000"))
+        start = q.get("continuation-token", "")
+        entries = []  # (sort key, xml)
+        seen = set()
+        for k in sorted(OBJECTS):
+            if not k.startswith(prefix):
+                continue
+            rest = k[len(prefix):]
+            if delim and delim in rest:
+                cp = prefix + rest.split(delim)[0] + delim
+                if cp not in seen:
+                    seen.add(cp)
+                    entries.append((cp, "<CommonPrefixes><Prefix>%s</Prefix></CommonPrefixes>" % esc(cp)))
+                continue
+            d = OBJECTS[k]
+            entries.append((k, "<Contents><Key>%s</Key><LastModified>%s</LastModified><ETag>%s</ETag>"
+                               "<Size>%d</Size><StorageClass>STANDARD</StorageClass></Contents>"
+                            % (esc(k), MTIME, esc(etag(d)), len(d))))
+        entries = [e for e in entries if e[0] > start] if start else entries
+        page, more = entries[:maxk], len(entries) > maxk
+        token = page[-1][0] if more else ""
+        if bucket == "loop":
+            more, token = True, "same-token"
+        body = ('<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                "<Name>%s</Name><Prefix>%s</Prefix><KeyCount>%d</KeyCount><MaxKeys>%d</MaxKeys>"
+                "<IsTruncated>%s</IsTruncated>%s%s</ListBucketResult>"
+                % (bucket, esc(prefix), len(page), maxk, "true" if more else "false",
+                   "<NextContinuationToken>%s</NextContinuationToken>" % esc(token) if more else "",
+                   "".join(e[1] for e in page)))
+        self.answer(200, body.encode(), [("Content-Type", "application/xml")])
+
+
+def esc(s):
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def main():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    print(srv.server_address[1], flush=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    sys.stdin.read()
+    srv.shutdown()
+
+
+if __name__ == "__main__":
+    main()
