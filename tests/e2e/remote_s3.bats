@@ -75,12 +75,15 @@ s3_case() {
     zf_cmp "$BATS_TEST_TMPDIR/a3.txt" "$ZF_MNT/a3.txt"
 }
 
-@test "s3: ListObjectsV2 paging: an array of 1100 chunks (more than one page) is counted and read whole" {
+@test "s3: ListObjectsV2 paging: an array of 1100 chunks (more than one page of 1000) is counted and read whole" {
     env_creds
     local before
     before=$(grep -c 's3_ListObjectsV2' "$VGW_LOG" || true)
     s3_case many.zarr -o "endpoint=$VGW_URL"
-    grep -qx 'chunks_present: 1100 of 1100' "$ZF_MNT/steps.info" || fail "$(cat "$ZF_MNT/steps.info")"
+    local stored
+    stored=$(find "$RM_STORES/many.zarr/steps/c" -type f | wc -l) # zarr-python skips the chunk of fill values
+    ((stored > 1000)) || fail "only $stored chunks stored: one page would do"
+    grep -qx "chunks_present: $stored of 1100" "$ZF_MNT/steps.info" || fail "$(cat "$ZF_MNT/steps.info")"
     local pages
     pages=$(($(grep -c 's3_ListObjectsV2' "$VGW_LOG") - before))
     ((pages >= 2)) || fail "$pages ListObjectsV2 requests: the listing was not paged"

@@ -20,6 +20,9 @@ back whole, or damaged as the current fault configuration says:
   first N     fault the first N matching requests   } none of the three:
   every K     fault every K-th matching request     } every matching request
   prob P      fault with probability P (seeded)     }
+  per_key     count first/every per request (method, path and Range) rather
+              than over all requests: with first N, every object's first N
+              attempts fail whatever the order of concurrent requests
   down_for S  for S seconds from when this configuration is loaded, every
               connection (new or open) is reset: the upstream path is gone,
               then it comes back
@@ -49,7 +52,7 @@ import time
 
 MAX_HEAD = 64 * 1024
 KEYS = ("latency_ms", "fault", "status", "retry_after", "match", "first", "every", "prob",
-        "down_for", "stall_s", "seed")
+        "per_key", "down_for", "stall_s", "seed")
 
 
 class Faults:
@@ -63,6 +66,7 @@ class Faults:
     def load(self, cfg: dict) -> None:
         self.cfg = cfg
         self.n = 0
+        self.per_key: dict[str, int] = {}
         self.loaded = time.monotonic()
         self.rng = random.Random(cfg.get("seed") or 1)
         self.match = re.compile(cfg.get("match") or "")
@@ -93,18 +97,22 @@ class Faults:
         d = self.cfg.get("down_for") or 0
         return d > 0 and time.monotonic() - self.loaded < d
 
-    def pick(self, path: str) -> str:
-        """The fault for one request ('none' if it is let through)."""
+    def pick(self, path: str, key: str) -> str:
+        """The fault for one request ('none' if it is let through); key
+        names the request for per_key counting."""
         fault = self.cfg.get("fault") or "none"
         if fault == "none" or not self.match.search(path):
             return "none"
         self.n += 1
+        n = self.n
+        if self.cfg.get("per_key"):
+            n = self.per_key[key] = self.per_key.get(key, 0) + 1
         first, every, prob = (self.cfg.get(k) for k in ("first", "every", "prob"))
         if first is None and every is None and prob is None:
             return fault
-        if first is not None and self.n <= first:
+        if first is not None and n <= first:
             return fault
-        if every and self.n % every == 0:
+        if every and n % every == 0:
             return fault
         if prob is not None and self.rng.random() < prob:
             return fault
@@ -161,10 +169,11 @@ async def fetch(upstream: tuple[str, int], line: str, headers, body: bytes):
             rbody = await r.read()
             if (header(rheaders, "transfer-encoding") or "").lower() == "chunked":
                 rbody = dechunk(rbody)
+        # the length of what is sent (a HEAD answer keeps the upstream's)
+        length = header(rheaders, "content-length") if method == "HEAD" else None
         rheaders = [(k, v) for k, v in rheaders
                     if k.lower() not in HOP and k.lower() not in ("transfer-encoding", "content-length")]
-        if method != "HEAD" or header(rheaders, "content-length") is None:
-            rheaders.append(("Content-Length", str(len(rbody))))
+        rheaders.append(("Content-Length", length if length is not None else str(len(rbody))))
         return sline, rheaders, rbody
     finally:
         w.close()
@@ -229,10 +238,10 @@ class Proxy:
             abort(writer)
             return False
         cfg = self.faults.cfg
-        fault = self.faults.pick(path)
+        rng = header(headers, "range") or "-"
+        fault = self.faults.pick(path, f"{parts[0]} {path} {rng}")
         self.count += 1
         n = self.count
-        rng = header(headers, "range") or "-"
         if cfg.get("latency_ms"):
             await asyncio.sleep(cfg["latency_ms"] / 1000)
         if fault == "reset":
@@ -330,6 +339,7 @@ def main() -> int:
     p.add_argument("--first", type=int)
     p.add_argument("--every", type=int)
     p.add_argument("--prob", type=float)
+    p.add_argument("--per-key", action="store_true", default=None)
     p.add_argument("--down-for", type=float)
     p.add_argument("--stall-s", type=float)
     p.add_argument("--seed", type=int)
