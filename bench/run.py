@@ -614,11 +614,17 @@ def report():
     else:
         out.append(f"### zarrfs benchmark, N = {N:.0e} ({N} elements per array)\n")
     out.append(machine())
-    out.append(f"Data: timedelta64[ns], chunks of 10^6, zarr-python default codecs (bytes + zstd "
-               f"level 0); lead times 0..30 days, half with ns jitter, 1 % NaT. Store files "
-               f"in the page cache; every \"cold\" figure is a fresh daemon (`-f`, default "
-               f"multi-threaded unless noted). Figures are medians of {RUNS} runs (row 1: "
-               f"{max(RUNS, 5)}; peers: {PEER_RUNS}); output to /dev/null everywhere.\n")
+    if ROWS == "remote":
+        out.append(f"Data: bench/gen.py's store with 10^7 values per array, consolidated "
+                   f"(timedelta64[ns], chunks of 10^6, bytes + zstd), in the servers' page "
+                   f"cache. Figures are medians of {RUNS} runs (peers: {PEER_RUNS}); output to "
+                   f"/dev/null everywhere.\n")
+    else:
+        out.append(f"Data: timedelta64[ns], chunks of 10^6, zarr-python default codecs (bytes + zstd "
+                   f"level 0); lead times 0..30 days, half with ns jitter, 1 % NaT. Store files "
+                   f"in the page cache; every \"cold\" figure is a fresh daemon (`-f`, default "
+                   f"multi-threaded unless noted). Figures are medians of {RUNS} runs (row 1: "
+                   f"{max(RUNS, 5)}; peers: {PEER_RUNS}); output to /dev/null everywhere.\n")
     out.append("| # | measure | zarrfs | reference | ratio | target | result | other load |")
     out.append("|---|---|---|---|---|---|---|---|")
     for r in rows:
