@@ -31,7 +31,11 @@ setup_file() {
 
 teardown_file() { rm_teardown_file; }
 
-setup() { [[ -z $RF_SKIP ]] || skip "$RF_SKIP"; }
+setup() {
+    [[ -z $RF_SKIP ]] || skip "$RF_SKIP"
+    # each test its own persisted index (a test that wants one says so)
+    export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
+}
 
 teardown() {
     zf_teardown
@@ -208,6 +212,25 @@ px_curl() {
     read_checked v3_zstd.csv
     ((RF_OK == 2)) || fail "after the fault stopped: $RF_EIO reads still fail"
     echo "# slowest failing read: ${RF_MAX_MS} ms" >&3
+}
+
+@test "faults: 503 for good after a first mount persisted the sizes: EIO, and the log line says HTTP 503" {
+    proxy
+    mount_both g3c.zarr
+    read_checked v3_zstd.txt
+    zf_unmount
+    net_proxy_set '{"fault": "status", "status": 503, "match": "/v3_zstd/c/"}'
+    mount_both g3c.zarr
+    RF_OK=0 RF_EIO=0
+    read_checked v3_zstd.txt
+    ((RF_EIO == 1)) || fail "the read succeeded although every chunk answers 503"
+    grep -qE 'v3_zstd/c/[0-9/]+: .*HTTP 503 after [0-9]+ attempts' "$ZF_LOG" \
+        || fail "no log line names the chunk key and the 503: $(sort "$ZF_LOG" | uniq -c | tail -n 5)"
+    alive
+    net_proxy_set '{}'
+    RF_OK=0 RF_EIO=0
+    read_checked v3_zstd.txt
+    ((RF_OK == 1)) || fail "after the fault stopped, the read still fails: $(tail -n 3 "$ZF_LOG")"
 }
 
 @test "faults: stalled responses (headers, then silence): EIO within the budget, never a hang; served again after" {

@@ -324,7 +324,7 @@ async def main_async(args, faults: Faults) -> int:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--upstream", required=True, help="HOST:PORT of the server behind the proxy")
     p.add_argument("--listen", default="127.0.0.1")
     p.add_argument("--port-file", help="write the port here (else print it)")
