@@ -1,7 +1,7 @@
 """The remote-store rows of scripts/bench (issue 15): row 15.
 
-A 10^7-value timedelta64 array (bench/gen.py, zstd, chunks of 10^6,
-consolidated metadata) served over an emulated network by nginx (HTTP) and
+A 10^7-value (ZF_BENCH_REMOTE_N) timedelta64 array (bench/gen.py, zstd,
+chunks of 10^6, consolidated metadata) served over an emulated network by nginx (HTTP) and
 versitygw (S3, posix backend, signatures checked), read by
 
   zarrfs:  fresh daemon, first `ls -l` of the array's dir (the size pass
@@ -41,6 +41,7 @@ LINK = os.environ.get("ZF_BENCH_LINK", "netem")
 RTT_MS = int(os.environ.get("ZF_BENCH_RTT_MS", "20"))
 RATE_MBIT = int(os.environ.get("ZF_BENCH_RATE_MBIT", "1000"))
 CONN = int(os.environ.get("ZF_BENCH_CONNECTIONS", "16"))
+VALUES = int(os.environ.get("ZF_BENCH_REMOTE_N", "10000000"))  # elements of the array
 ARRAY, GROUP = "a/lt", "a"
 BUCKET, PREFIX = "zfbench", "store.zarr"
 START_TIMEOUT = 20  # seconds for a server to answer
@@ -54,6 +55,7 @@ def ns(argv):
 
 
 def ns_run(argv, timeout=60, env=None, check=True):
+    """Run argv in the namespace and wait (with a timeout); its CompletedProcess."""
     r = subprocess.run(ns(argv), capture_output=True, timeout=timeout, env=env)
     if check and r.returncode != 0:
         raise RuntimeError(f"{argv[0]} failed ({r.returncode}): {r.stderr.decode()[-1500:]}")
@@ -236,7 +238,7 @@ def presign(srv, keys):
 
 
 def curl_config(srv, urls):
-    """A curl config file (mode 0600) fetching urls to /dev/null: presigned URLs stay out of argv."""
+    """A curl config file (0600) fetching urls to /dev/null (presigned URLs stay out of argv)."""
     path = os.path.join(srv.dir, "curl.conf")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
@@ -307,7 +309,7 @@ def measure(b, srv, proto, url, env, reqlog, store, ref_sha, text_size):
              f"curl --parallel-max {CONN} of the {len(keys)} chunk objects ({chunk_bytes} bytes) "
              f"{b.runs_str(lims)}; requests by mount + ls {n_ls}, mount + ls + cat {n_all}; "
              f"VmHWM {', '.join(f'{h / 1024:.0f} MiB' for h in hwm)}")
-    b.row("15", f"{proto}: first `ls -l` (size pass) + cold `cat NAME.txt`, 10^7 values "
+    b.row("15", f"{proto}: first `ls -l` (size pass) + cold `cat NAME.txt`, {VALUES:.0e} values "
           f"(ls {b.fmt_t(b.med(t_ls))}, cat {b.fmt_t(b.med(t_cat))})",
           f"{b.fmt_t(zf)} ({b.fmt_rate(chunk_bytes, zf)} of chunks)",
           f"curl, {len(keys)} chunks, {CONN} connections: {b.fmt_t(lim)} "
@@ -323,9 +325,11 @@ def measure(b, srv, proto, url, env, reqlog, store, ref_sha, text_size):
                                                 env=env), retries=1, warm=warm))
     tp = b.med([p["seconds"] for p in pd_runs])
     tr = b.med([p["read"] for p in pd_runs])
-    b.detail(f"15.{proto}: zarr-python read + pandas to_csv {b.runs_str([p['seconds'] for p in pd_runs])}"
+    b.detail(f"15.{proto}: zarr-python read + pandas to_csv "
+             f"{b.runs_str([p['seconds'] for p in pd_runs])}"
              f" (read {b.runs_str([p['read'] for p in pd_runs])}; {pd_runs[0]['via']})")
-    b.row("15", f"{proto}: 10^7 values to text, zarrfs fresh mount `ls -l` + `cat` (as above)",
+    b.row("15", f"{proto}: {VALUES:.0e} values to text, zarrfs fresh mount `ls -l` + `cat` "
+          "(as above)",
           b.fmt_t(zf), f"zarr-python read ({b.fmt_t(tr)}) + pandas `to_csv` {b.fmt_t(tp)}",
           f"{tp / zf:.0f} x", ">= 20 x", tp / zf >= 20)
 
@@ -396,7 +400,8 @@ def rows(b):
             except (RuntimeError, subprocess.SubprocessError) as e:
                 b.close_all()
                 b.log(f"bench: {proto} rows: {e}")
-                b.row("15", f"{proto}: not measured: {str(e).splitlines()[0][:200].replace('|', '/')}",
+                why = str(e).splitlines()[0][:200].replace("|", "/")
+                b.row("15", f"{proto}: not measured: {why}",
                       "-", "-", "-", "-", False)
 
 
