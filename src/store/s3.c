@@ -124,6 +124,11 @@ static void s3_close(zf_store *s)
     zf_s3_addr_free(&x->addr);
     free(x->prefix);
     free(x->host_line);
+    if (x->keys) {
+        pthread_mutex_destroy(&x->keys->lock);
+        explicit_bzero(x->keys, sizeof *x->keys);
+        free(x->keys);
+    }
     free(x);
 }
 
@@ -183,8 +188,18 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
             snprintf(x->host_line, n, "Host: %s", x->addr.host);
         rc = x->prefix && x->host_line ? ZF_OK : ZF_ENOMEM;
     }
-    if (rc == ZF_OK)
-        rc = zf_net_open(&o->net, &x->net, err, errcap);
+    if (rc == ZF_OK && x->cred->access_key) { /* the signing key, shared */
+        x->keys = calloc(1, sizeof *x->keys);
+        rc = x->keys ? ZF_OK : ZF_ENOMEM;
+        if (x->keys)
+            pthread_mutex_init(&x->keys->lock, NULL);
+    }
+    if (rc == ZF_OK) {
+        zf_net_opts no = o->net; /* -o cafile= over the AWS CLI's CA bundle */
+        if (!no.cafile)
+            no.cafile = x->cred->ca_bundle;
+        rc = zf_net_open(&no, &x->net, err, errcap);
+    }
     *out = x;
     return rc;
 }

@@ -3,6 +3,7 @@
 #ifndef ZF_S3_IMPL_H
 #define ZF_S3_IMPL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,7 +14,14 @@
 /* Bytes of an S3 error code buffer (zf_s3i_reason). */
 #define ZF_S3I_CODE 64
 
-/* The backend's state; immutable once the store is open. */
+/* The signing key of the current day, shared by every request (its own
+ * lock: the rest of the state is immutable). */
+typedef struct s3_keys {
+    pthread_mutex_t lock;
+    zf_sigv4_key key;
+} s3_keys;
+
+/* The backend's state; immutable once the store is open (but keys). */
 typedef struct s3 {
     zf_net *net;
     zf_s3cred *cred;
@@ -22,6 +30,7 @@ typedef struct s3 {
     char *host_line;   /* "Host: ..." */
     unsigned max_keys;
     int can_list;      /* 0: the first listing was denied (AccessDenied) */
+    s3_keys *keys;     /* NULL when anonymous */
 } s3;
 
 /* ZF_OK for a bucket name S3 can have (3 to 255 letters, digits, '.', '-',

@@ -62,8 +62,8 @@ static int list_emit(const zf_s3list_page *pg, size_t skip, zf_store_list_fn fn,
         size_t len = strlen(name);
         if (it->prefix && name[len - 1] == '/')
             name[--len] = '\0';
-        if (!len || strchr(name, '/'))
-            continue;
+        if (!len || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+            continue; /* "a//b", "a/./b", "a/../b": no name a directory may hold */
         zf_store_entry e = {.name = name};
         if (it->prefix)
             e.stamp.kind = ZF_STORE_DIR;

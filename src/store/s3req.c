@@ -91,6 +91,23 @@ void zf_s3i_prep_free(prep *p)
     *p = (prep){0};
 }
 
+/* the signing key for time's day into *k: the shared one, derived anew
+ * (under the lock, once a day) when the day has changed */
+static int todays_key(const s3 *b, const zf_sigv4_cred *c, int64_t time, zf_sigv4_key *k)
+{
+    char day[16];
+    struct tm tm;
+    time_t t = (time_t)time;
+    if (!gmtime_r(&t, &tm) || !strftime(day, sizeof day, "%Y%m%d", &tm))
+        return ZF_EINVAL;
+    pthread_mutex_lock(&b->keys->lock);
+    int rc = strcmp(b->keys->key.day, day) ? zf_sigv4_derive(c, time, &b->keys->key) : ZF_OK;
+    if (rc == ZF_OK)
+        *k = b->keys->key;
+    pthread_mutex_unlock(&b->keys->lock);
+    return rc;
+}
+
 int zf_s3i_prep(const s3 *b, const char *method, const char *key, const zf_sigv4_param *q,
                 size_t nq, prep *p)
 {
@@ -112,7 +129,11 @@ int zf_s3i_prep(const s3 *b, const char *method, const char *key, const zf_sigv4
                            b->cred->region, "s3"};
         zf_sigv4_req r = {.method = method, .host = b->addr.host, .path = path.data, .query = q,
                           .nquery = nq, .content_sha256 = 1, .time = (int64_t)time(NULL)};
+        zf_sigv4_key k;
+        int have = b->keys && todays_key(b, &c, r.time, &k) == ZF_OK;
+        r.key = have ? &k : NULL;
         rc = zf_sigv4_sign(&c, &r, &p->sig);
+        explicit_bzero(&k, sizeof k);
     }
     free(path.data);
     p->url = url.data;
