@@ -35,7 +35,7 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
         a->fill_rc = zf_convert_one(&a->meta.cf, a->meta.cf.fill_raw, &a->meta.fill, a->fill_err,
                                     sizeof a->fill_err);
     if (store->remote && zf_pipeline_partial(a->meta.pipeline))
-        a->shards = zf_shardidx_new(); /* NULL: every inner chunk reads its shard's index */
+        a->shards = zf_shardidx_new(zf_cache_capacity(cache) / 4); /* NULL: none kept */
     a->nchunks = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         a->grid[d] = (a->meta.shape[d] + a->meta.read_chunks[d] - 1) / a->meta.read_chunks[d];
@@ -221,7 +221,7 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t k, const zf
         uint64_t *idx = NULL;
         int rc = level == 0 && cached ? ZF_OK : read_index(a, key, p, *r, &idx, err, errcap);
         if (level == 0 && a->shards && !cached) /* (claimed by the caller: ends the claim) */
-            zf_shardidx_put(a->shards, k, idx, zf_pipeline_inner_count(p), st);
+            zf_shardidx_put(a->shards, k, idx, zf_pipeline_inner_count(p), st, NULL, 0);
         if (rc == ZF_OK && idx)
             rc = select_inner(idx, inner_position(a->meta.ndim, e, shard, inner), r, err, errcap);
         free(idx);
@@ -234,6 +234,42 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t k, const zf
     }
     *pp = p;
     return ZF_OK;
+}
+
+/* read the whole shard at key (at most ZF_SHARD_WHOLE_MAX bytes; st its
+ * stamp) in one request and keep it with its index for the inner chunks
+ * (shardidx.h); the outermost index entry of position pos into ent.
+ * ZF_EUNSUPPORTED if it is larger (then read by ranges), else as a read. */
+static int read_whole_shard(zf_array *a, const char *key, uint64_t k, uint64_t pos,
+                            zf_stamp *st, uint64_t *ent, char *err, size_t errcap)
+{
+    const zf_pipeline *p = a->meta.pipeline;
+    zf_store_buf b = {NULL, 0};
+    size_t n = 0, count = (size_t)zf_pipeline_inner_count(p);
+    int at_start, rc = zf_store_read(a->store, key, ZF_SHARD_WHOLE_MAX, &b, &n, st, err, errcap);
+    if (rc == ZF_ECORRUPT)
+        rc = ZF_EUNSUPPORTED; /* too large (or cut short): by ranges, as a large shard */
+    size_t ib = zf_pipeline_index_bytes(p, &at_start);
+    if (rc == ZF_OK && ib > n) {
+        snprintf(err, errcap, "shard of %zu bytes is smaller than its index (%zu bytes)", n, ib);
+        rc = ZF_ECORRUPT;
+    }
+    uint64_t *idx = rc == ZF_OK ? malloc(2 * count * sizeof *idx) : NULL;
+    if (rc == ZF_OK && !idx)
+        rc = ZF_ENOMEM;
+    if (rc == ZF_OK)
+        rc = zf_pipeline_decode_index(p, b.p + (at_start ? 0 : n - ib), ib, idx, err, errcap);
+    if (rc == ZF_OK && pos < count) {
+        ent[0] = idx[2 * pos];
+        ent[1] = idx[2 * pos + 1];
+        zf_shardidx_put(a->shards, k, idx, count, st, b.p, n); /* ends the claim; takes b.p */
+        b.p = NULL;
+    } else if (rc == ZF_OK) {
+        rc = ZF_ECORRUPT;
+    }
+    free(idx);
+    free(b.p);
+    return rc;
 }
 
 /* read (part of) the stored value at key into raw and decode it; the
@@ -251,9 +287,18 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
     } else {
         uint64_t origin[ZF_MAX_DIMS], k = zf_array_stored_index(a, index), ent[2];
         zf_array_chunk_origin(a, index, origin);
-        int claimed = 0, cached = a->shards && zf_shardidx_get(a->shards, k, outer_position(a, origin),
-                                                               &ent[0], &ent[1], &st, &claimed);
-        rc = cached ? ZF_OK : zf_store_stamp(a->store, key, &st); /* the shard's size, version */
+        uint64_t pos = outer_position(a, origin);
+        int claimed = 0, cached = a->shards && zf_shardidx_get(a->shards, k, pos, &ent[0], &ent[1],
+                                                               &st, &claimed);
+        int whole = claimed && zf_shardidx_room(a->shards, 1) &&
+                    !__atomic_load_n(&a->whole_off, __ATOMIC_RELAXED);
+        rc = ZF_EUNSUPPORTED;
+        if (whole && (rc = read_whole_shard(a, key, k, pos, &st, ent, err, errcap)) == ZF_OK)
+            cached = 1, claimed = 0; /* kept, with its index: as if it had been */
+        else if (rc == ZF_EUNSUPPORTED && claimed) /* shards too large to read whole */
+            __atomic_store_n(&a->whole_off, 1, __ATOMIC_RELAXED);
+        if (rc == ZF_EUNSUPPORTED)
+            rc = cached ? ZF_OK : zf_store_stamp(a->store, key, &st); /* the shard's size, version */
         if (cached && st.kind == ZF_STORE_ABSENT)
             rc = ZF_ENOTFOUND;
         int absent = rc == ZF_ENOTFOUND;
@@ -268,7 +313,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         if (rc == ZF_OK)
             rc = locate_inner(a, key, k, &st, cached, origin, &r, &p, err, errcap);
         else if (claimed) /* no index read: absent, or the waiting readers try themselves */
-            zf_shardidx_put(a->shards, k, NULL, 0, absent ? &st : NULL);
+            zf_shardidx_put(a->shards, k, NULL, 0, absent ? &st : NULL, NULL, 0);
         if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
             snprintf(err, errcap, "inner chunk of %llu bytes is larger than any valid encoding",
                      (unsigned long long)r.len);
@@ -277,7 +322,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         rawn = (size_t)r.len;
         if (rc == ZF_OK)
             rc = zf_store_buf_reserve(raw, rawn);
-        if (rc == ZF_OK)
+        if (rc == ZF_OK && !(a->shards && zf_shardidx_copy(a->shards, k, &st, r.off, rawn, raw->p)))
             rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p, err, errcap);
     }
     if (rc == ZF_OK)
@@ -363,6 +408,11 @@ void zf_array_prefetch(zf_array *a, uint64_t index)
     if (a->store->remote) /* as many loads in flight as the store serves at once */
         zf_cache_want_prefetch(a->cache, zf_array_read_ahead(a, 2));
     zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
+}
+
+uint64_t zf_array_shard_of(const zf_array *a, uint64_t index)
+{
+    return zf_array_stored_index(a, index);
 }
 
 unsigned zf_array_read_ahead(const zf_array *a, unsigned local)

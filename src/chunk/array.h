@@ -61,6 +61,10 @@ void zf_array_put_chunk(zf_array *a, zf_chunk *chunk);
  * prefetches (cache.h); no effect otherwise or past the last chunk. */
 void zf_array_prefetch(zf_array *a, uint64_t index);
 
+/* The stored chunk (a shard, when the array is sharded) holding read chunk
+ * index, as its index in C order over the stored grid. */
+uint64_t zf_array_shard_of(const zf_array *a, uint64_t index);
+
 /* How many chunks a sequential reader should have loading ahead of it:
  * `local` for a local store; for a remote store as many as it keeps requests
  * in flight (zf_store.parallel, at most ZF_PREFETCH_MAX_THREADS) while they

@@ -33,6 +33,7 @@ struct zf_array {
     uint64_t nchunks;
     zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
     zf_shardidx *shards;      /* remote and sharded: recent shard indexes (NULL: none kept) */
+    int whole_off;            /* shards are too large to read whole (atomic) */
     int unlisted;             /* the store cannot be listed: stamps are learned from reads */
     zf_fp origin;             /* stamps of the metadata documents (zf_array_set_origin) */
     pthread_mutex_t mu;       /* guards learned and learning */

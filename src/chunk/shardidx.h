@@ -1,16 +1,21 @@
-/* shardidx.h - a bounded cache of shard indexes, for remote stores.
+/* shardidx.h - a bounded cache of shards' indexes (and of small shards'
+ * bytes), for remote stores.
  *
  * Reading one inner chunk of a shard takes the shard's size and version (a
  * HEAD), its index (a ranged GET) and the inner chunk (another): three round
- * trips.  An array of a remote store keeps the outermost index of recently
- * read shards (or that a shard is absent: a store that cannot be listed
- * would answer 404 for each of its inner chunks), with the stamp the shard had when its index was read, so the
- * next inner chunk of that shard costs one ranged GET.  The version checked
- * against the array's snapshot is the cached one (a shard rewritten while
- * its index is cached shows as a damaged chunk, not as another version);
- * concurrent readers of one shard read its index once.
+ * trips.  An array of a remote store keeps, for recently read shards, the
+ * outermost index with the stamp the shard had when it was read, and for a
+ * shard of at most ZF_SHARD_WHOLE_MAX bytes its whole bytes, read in one GET
+ * (so every inner chunk of it costs no request at all; a larger shard's
+ * inner chunk costs one ranged GET once its index is kept).  It remembers
+ * shards found absent, too (a store that cannot be listed would answer 404
+ * for each of their inner chunks).  The version checked against the array's
+ * snapshot is the kept one.  Concurrent readers of one shard read it once
+ * (single flight).
  * Memory: at most ZF_SHARDIDX_SLOTS indexes of at most ZF_SHARDIDX_MAX_BYTES
- * each (larger ones are not kept).  Thread-safe. */
+ * each per array (larger ones are not kept), and shard bytes kept by all
+ * arrays together at most the budget given to zf_shardidx_new (a quarter of
+ * cache_size: array.c).  Thread-safe. */
 #ifndef ZF_SHARDIDX_H
 #define ZF_SHARDIDX_H
 
@@ -21,29 +26,41 @@
 
 #define ZF_SHARDIDX_SLOTS 64
 #define ZF_SHARDIDX_MAX_BYTES ((size_t)256 << 10)
+#define ZF_SHARD_WHOLE_MAX ((size_t)8 << 20)
 
 typedef struct zf_shardidx zf_shardidx;
 
-/* A new, empty cache; NULL if out of memory. */
-zf_shardidx *zf_shardidx_new(void);
+/* A new, empty cache whose shard bytes, with every other cache's, stay
+ * within budget bytes; NULL if out of memory. */
+zf_shardidx *zf_shardidx_new(size_t budget);
 
 /* Free it; NULL is allowed. */
 void zf_shardidx_free(zf_shardidx *c);
 
 /* Entry pos (offset, length) of the index of stored chunk k, and the shard's
- * stamp when the index was read; 1 if cached (st->kind ZF_STORE_ABSENT, off
- * and len untouched: the shard is known to be absent), else 0.  Single flight: while
- * one caller reads a shard's index, others asking for it wait; on a miss
- * *claimed says whether this caller is that one, and must then call
- * zf_shardidx_put (with idx NULL if it could not read the index). */
+ * stamp when it was read; 1 if cached (st->kind ZF_STORE_ABSENT, off and len
+ * untouched: the shard is known to be absent), else 0.  Single flight: while
+ * one caller reads a shard, others asking for it wait; on a miss *claimed
+ * says whether this caller is that one, and must then call zf_shardidx_put
+ * (with idx NULL if it could not read the index). */
 int zf_shardidx_get(zf_shardidx *c, uint64_t k, uint64_t pos, uint64_t *off, uint64_t *len,
                     zf_stamp *st, int *claimed);
 
-/* End a claimed load of stored chunk k's index: keep idx (2 * count values,
- * read from version st; copied, unless NULL, too large or out of memory), or
- * with idx NULL and st absent, that the shard is absent; wake the callers
- * waiting for it.  No effect on a slot not claimed for k. */
+/* Could a shard of n bytes be kept whole now (within the budget)? */
+int zf_shardidx_room(const zf_shardidx *c, size_t n);
+
+/* End a claimed read of stored chunk k: keep idx (2 * count values, read
+ * from version st; copied, unless NULL, too large or out of memory) and the
+ * shard's bytes data[0..n) (malloc'd; ownership passes here: kept within the
+ * budget, else freed; may be NULL), or with idx NULL and st absent, that the
+ * shard is absent; wake the callers waiting for it.  No effect (data freed)
+ * on a slot not claimed for k. */
 void zf_shardidx_put(zf_shardidx *c, uint64_t k, const uint64_t *idx, uint64_t count,
-                     const zf_stamp *st);
+                     const zf_stamp *st, uint8_t *data, size_t n);
+
+/* Copy bytes [off, off + len) of stored chunk k's kept bytes, of version st,
+ * into buf: 1 if they are kept (no request needed), else 0. */
+int zf_shardidx_copy(zf_shardidx *c, uint64_t k, const zf_stamp *st, uint64_t off, size_t len,
+                     uint8_t *buf);
 
 #endif

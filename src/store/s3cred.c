@@ -41,6 +41,7 @@ void zf_s3cred_free(zf_s3cred *c)
     wipe_free(c->session_token);
     free(c->region);
     free(c->endpoint);
+    free(c->ca_bundle);
     free(c);
 }
 
@@ -252,7 +253,11 @@ static int find_keys(zf_s3cred *c, const found *f, const char *profile, int expl
             return ERR(ZF_EINVAL, "profile %s in %s has only one of aws_access_key_id and "
                        "aws_secret_access_key", profile, config ? f->conf_path : f->cred_path);
     }
-    if (explicit_profile && !*seen)
+    if (*seen)
+        return ERR(ZF_ENOTFOUND, "profile %s has no aws_access_key_id and aws_secret_access_key "
+                   "(roles, SSO and credential_process are not supported); -o anonymous for a "
+                   "public bucket", profile);
+    if (explicit_profile)
         return ERR(ZF_EINVAL, "the profile %s (AWS_PROFILE) is in neither %s nor %s", profile,
                    f->cred_path ? f->cred_path : "~/.aws/credentials",
                    f->conf_path ? f->conf_path : "~/.aws/config");
@@ -312,7 +317,7 @@ static int region_ok(const char *r)
     return 1;
 }
 
-/* region and endpoint, by precedence */
+/* region, endpoint and CA bundle, by precedence */
 static int find_place(zf_s3cred *c, const zf_s3cred_opts *o, const found *f,
                       const char *profile, int *seen, char *err, size_t errcap)
 {
@@ -336,6 +341,10 @@ static int find_place(zf_s3cred *c, const zf_s3cred_opts *o, const found *f,
     }
     int rc = e ? endpoint_ok(e, &c->endpoint, err, errcap) : ZF_OK;
     free(fe);
+    const char *ca = env("AWS_CA_BUNDLE");
+    c->ca_bundle = ca ? strdup(ca) : lookup(f->conf_text, profile, 1, NULL, "ca_bundle", seen);
+    if (rc == ZF_OK && ca && !c->ca_bundle)
+        rc = ZF_ENOMEM;
     return rc;
 }
 

@@ -12,6 +12,7 @@
  *                region in the config file; us-east-1.
  *   endpoint     -o endpoint=; AWS_ENDPOINT_URL_S3; AWS_ENDPOINT_URL; the
  *                profile's s3 endpoint_url, then endpoint_url; none (AWS).
+ *   CA bundle    AWS_CA_BUNDLE; the profile's ca_bundle (-o cafile= wins over both).
  * -o anonymous reads no credentials: requests go unsigned.
  *
  * Secrets (secret key, session token) live in memory only, are wiped when
@@ -35,6 +36,7 @@ typedef struct zf_s3cred {
     char *session_token;  /* NULL: none; secret */
     char *region;         /* never NULL */
     char *endpoint;       /* "http[s]://host[:port][/path]" without a trailing '/'; NULL: AWS */
+    char *ca_bundle;      /* AWS_CA_BUNDLE, else the profile's ca_bundle; NULL: none */
     const char *source;   /* where the credentials came from, for messages: "environment",
                            * "credentials file", "config file" or "anonymous" (static) */
 } zf_s3cred;

@@ -262,9 +262,8 @@ static int hmac(const void *key, size_t klen, const char *msg, unsigned char out
     return ok ? ZF_OK : ZF_EIO;
 }
 
-/* hex signature of sts under the key derived from secret, day, region, service */
-static int signature(const zf_sigv4_cred *c, const char *day, const char *sts,
-                     char out[2 * SHA_LEN + 1])
+/* the signing key of c for day ("YYYYMMDD") into k */
+static int derive(const zf_sigv4_cred *c, const char *day, unsigned char k[SHA_LEN])
 {
     size_t slen = strlen(c->secret_key);
     char *k0 = malloc(slen + 5);
@@ -272,18 +271,53 @@ static int signature(const zf_sigv4_cred *c, const char *day, const char *sts,
         return ZF_ENOMEM;
     memcpy(k0, "AWS4", 4);
     memcpy(k0 + 4, c->secret_key, slen + 1);
-    unsigned char k[SHA_LEN], sig[SHA_LEN];
     int rc = hmac(k0, slen + 4, day, k);
     explicit_bzero(k0, slen + 4);
     free(k0);
     const char *steps[] = {c->region, c->service, "aws4_request"};
     for (size_t i = 0; rc == ZF_OK && i < 3; i++)
         rc = hmac(k, SHA_LEN, steps[i], k);
+    return rc;
+}
+
+/* "YYYYMMDDTHHMMSSZ" of t into date (32 bytes) and its day into day (16) */
+static int dates(int64_t time, char *date, char *day)
+{
+    struct tm tm;
+    time_t t = (time_t)time;
+    if (!gmtime_r(&t, &tm) || !strftime(date, 32, "%Y%m%dT%H%M%SZ", &tm) || strlen(date) != 16)
+        return ZF_EINVAL;
+    memcpy(day, date, 8);
+    day[8] = '\0';
+    return ZF_OK;
+}
+
+int zf_sigv4_derive(const zf_sigv4_cred *c, int64_t time, zf_sigv4_key *k)
+{
+    char date[32], day[16];
+    int rc = dates(time, date, day);
+    if (rc == ZF_OK)
+        rc = derive(c, day, k->key);
+    memcpy(k->day, rc == ZF_OK ? day : "", rc == ZF_OK ? 9 : 1);
+    return rc;
+}
+
+/* hex signature of sts under the key of c for day (key's when it is that day's) */
+static int signature(const zf_sigv4_cred *c, const zf_sigv4_key *key, const char *day,
+                     const char *sts, char out[2 * SHA_LEN + 1])
+{
+    unsigned char k[SHA_LEN], sig[SHA_LEN];
+    int rc = ZF_OK;
+    if (key && !strcmp(key->day, day))
+        memcpy(k, key->key, SHA_LEN);
+    else
+        rc = derive(c, day, k);
     if (rc == ZF_OK)
         rc = hmac(k, SHA_LEN, sts, sig);
     explicit_bzero(k, sizeof k);
     if (rc == ZF_OK)
         hex(sig, SHA_LEN, out);
+    explicit_bzero(sig, sizeof sig);
     return rc;
 }
 
@@ -350,13 +384,8 @@ int zf_sigv4_sign(const zf_sigv4_cred *c, const zf_sigv4_req *r, char ***lines)
     *lines = NULL;
     char date[32], day[16], payload[2 * SHA_LEN + 1], hash[2 * SHA_LEN + 1];
     char sig[2 * SHA_LEN + 1] = "";
-    struct tm tm;
-    time_t t = (time_t)r->time;
-    if (!gmtime_r(&t, &tm) || !strftime(date, sizeof date, "%Y%m%dT%H%M%SZ", &tm) ||
-        strlen(date) != 16)
+    if (dates(r->time, date, day) != ZF_OK)
         return ZF_EINVAL;
-    memcpy(day, date, 8);
-    day[8] = '\0';
     if (r->payload_hash && strlen(r->payload_hash) != 2 * SHA_LEN)
         return ZF_EINVAL;
     snprintf(payload, sizeof payload, "%s", r->payload_hash ? r->payload_hash : ZF_SIGV4_EMPTY_SHA256);
@@ -371,7 +400,7 @@ int zf_sigv4_sign(const zf_sigv4_cred *c, const zf_sigv4_req *r, char ***lines)
     zf_sbuf_printf(&sts, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", date, day, c->region,
                    c->service, hash);
     if (rc == ZF_OK)
-        rc = sts.failed ? ZF_ENOMEM : signature(c, day, sts.data, sig);
+        rc = sts.failed ? ZF_ENOMEM : signature(c, r->key, day, sts.data, sig);
     zf_sbuf_printf(&auth, "Authorization: AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request, "
                           "SignedHeaders=", c->access_key, day, c->region, c->service);
     for (size_t i = 0; i < nh; i++)

@@ -34,6 +34,14 @@ typedef struct zf_sigv4_cred {
     const char *service;
 } zf_sigv4_cred;
 
+/* A signing key derived for one day from the secret, region and service:
+ * many signatures of that day may share it (four HMACs fewer each).  A
+ * secret, as the secret key: wipe it when done (explicit_bzero). */
+typedef struct zf_sigv4_key {
+    char day[9];          /* "YYYYMMDD" (UTC); "" for none */
+    unsigned char key[32];
+} zf_sigv4_key;
+
 /* The request to sign. */
 typedef struct zf_sigv4_req {
     const char *method;              /* "GET", "HEAD", ... */
@@ -46,6 +54,8 @@ typedef struct zf_sigv4_req {
     const char *payload_hash;        /* hex SHA-256 of the body; NULL: the empty body */
     int content_sha256;              /* send and sign x-amz-content-sha256 (S3 requires it) */
     int64_t time;                    /* signing time, seconds since the epoch (UTC) */
+    const zf_sigv4_key *key;         /* c's key for time's day, or NULL (derived here; a
+                                      * key for another day is not used either) */
 } zf_sigv4_req;
 
 /* Sign r with c: *lines gets the NULL-terminated header lines to send
@@ -55,6 +65,10 @@ typedef struct zf_sigv4_req {
  * the caller (zf_sigv4_free).  ZF_EINVAL for a header name or value with a
  * control character, ZF_ENOMEM. */
 int zf_sigv4_sign(const zf_sigv4_cred *c, const zf_sigv4_req *r, char ***lines);
+
+/* Derive c's signing key for the UTC day of time into *k (ZF_EIO if
+ * OpenSSL fails, ZF_ENOMEM). */
+int zf_sigv4_derive(const zf_sigv4_cred *c, int64_t time, zf_sigv4_key *k);
 
 /* Wipe and free lines from zf_sigv4_sign; NULL is allowed. */
 void zf_sigv4_free(char **lines);

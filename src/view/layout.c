@@ -110,6 +110,10 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
         cs *= l->m->read_chunks[d];
     }
     l->line_max = (size_t)l->ndim * 21 + ZF_VALUE_MAX + sizeof qnat + 2;
+    l->per_shard = 1;
+    for (unsigned d = 0; d < l->ndim; d++) /* inner chunks divide the shard (the spec says so) */
+        l->per_shard *= l->m->chunks[d] / l->m->read_chunks[d];
+    l->by_shard = zf_array_store(a)->remote && l->per_shard > 1;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     l->threads = opts->threads ? opts->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
     pthread_mutex_init(&l->mu, NULL);
@@ -142,7 +146,8 @@ const zf_text *zf_layout_text(const zf_layout *l)
 
 typedef struct pass {
     zf_layout *l;
-    uint64_t next;       /* next chunk to measure (atomic) */
+    int by_shard;        /* a remote sharded array: work goes by shards (shard_pass) */
+    uint64_t next;       /* next chunk (or shard) to measure (atomic) */
     int rc;              /* first fatal error (atomic) */
     unsigned reserve;    /* chunks of cache room the workers' own buffers count for */
 } pass;
@@ -348,13 +353,71 @@ static int claim(pass *p, uint64_t *c0, uint64_t *c1, int *absent)
     return 1;
 }
 
+/* A remote sharded array's pass goes shard by shard (l->by_shard): each
+ * worker measures every read chunk of the shard it claimed (one whole-shard
+ * GET, the inner chunks decoded from it: chunk/shardidx.h), so the workers
+ * keep as many shards in flight as there are workers, rather than waiting
+ * for the few shards their neighbouring chunks share. */
+
+/* number of shards along dimension d */
+static uint64_t shard_grid(const zf_layout *l, unsigned d)
+{
+    return (l->m->shape[d] + l->m->chunks[d] - 1) / l->m->chunks[d];
+}
+
+/* measure every read chunk of shard k (C order over the shard grid) */
+static int measure_shard(pass *p, uint64_t k, pass_scratch *s)
+{
+    zf_layout *l = p->l;
+    uint64_t lo[ZF_MAX_DIMS], hi[ZF_MAX_DIMS], c[ZF_MAX_DIMS];
+    for (unsigned d = l->ndim; d-- > 0;) { /* the box of read chunks the shard holds */
+        uint64_t ratio = l->m->chunks[d] / l->m->read_chunks[d], g = shard_grid(l, d);
+        lo[d] = k % g * ratio;
+        hi[d] = lo[d] + ratio < zf_array_grid(l->a, d) ? lo[d] + ratio : zf_array_grid(l->a, d);
+        c[d] = lo[d];
+        k /= g;
+    }
+    for (;;) {
+        uint64_t ci = 0;
+        for (unsigned d = 0; d < l->ndim; d++)
+            ci = ci * zf_array_grid(l->a, d) + c[d];
+        int rc = ZF_OK;
+        if (zf_array_absent_run(l->a, ci))
+            measure_absent(l, ci, ci + 1);
+        else
+            rc = measure_chunk(l, ci, p->reserve, s);
+        if (rc)
+            return rc;
+        unsigned d = l->ndim;
+        while (d-- > 0 && ++c[d] == hi[d])
+            c[d] = lo[d];
+        if (d == (unsigned)-1)
+            return ZF_OK;
+    }
+}
+
+/* claim the next shard (l->by_shard); 0 when there is none left */
+static int claim_shard(pass *p, uint64_t *k)
+{
+    uint64_t total = 1;
+    for (unsigned d = 0; d < p->l->ndim; d++)
+        total *= shard_grid(p->l, d); /* <= the read grid's chunks: no overflow */
+    *k = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+    return *k < total && !__atomic_load_n(&p->rc, __ATOMIC_RELAXED);
+}
+
 static void *pass_worker(void *arg)
 {
     pass *p = arg;
     pass_scratch s = {NULL, {NULL, 0}};
     uint64_t c0, c1;
     int absent;
-    while (claim(p, &c0, &c1, &absent)) {
+    while (p->by_shard && claim_shard(p, &c0)) {
+        int rc = measure_shard(p, c0, &s);
+        if (rc)
+            __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
+    }
+    while (!p->by_shard && claim(p, &c0, &c1, &absent)) {
         int rc = ZF_OK;
         if (absent)
             measure_absent(p->l, c0, c1);
@@ -394,7 +457,8 @@ static int run_pass(zf_layout *l)
     unsigned nt = pass_threads(l), started = 0;
     if (nt > l->nchunks)
         nt = l->nchunks ? (unsigned)l->nchunks : 1;
-    pass p = {.l = l, .reserve = 2 * nt}; /* each: a decoded chunk, its stored bytes */
+    pass p = {.l = l, .reserve = 2 * nt, /* each: a decoded chunk, its stored bytes */
+              .by_shard = l->by_shard};
     for (unsigned i = 1; i < nt; i++)
         if (pthread_create(&tid[started], NULL, pass_worker, &p) == 0)
             started++;

@@ -23,6 +23,8 @@ struct zf_layout {
     uint64_t stride[ZF_MAX_DIMS]; /* global C-order strides */
     uint64_t cstride[ZF_MAX_DIMS];/* strides inside a chunk */
     unsigned threads;
+    int by_shard;                 /* remote and sharded: the pass and read-ahead go by shards */
+    uint64_t per_shard;           /* read chunks in one shard (1 without sharding) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int state;                    /* UNSIZED, SIZING or SIZED (layout.c) */

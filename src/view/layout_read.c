@@ -164,6 +164,19 @@ static int skip_bad_run(reader *r, uint64_t run, uint64_t last)
 static void prefetch_ahead(zf_layout *l, uint64_t ci)
 {
     uint64_t ahead = zf_array_read_ahead(l->a, ZF_LAYOUT_AHEAD); /* more for a remote store */
+    if (l->by_shard) { /* one chunk of each next shard: its load brings the shard whole */
+        uint64_t shard = zf_array_shard_of(l->a, ci), n = 0;
+        for (uint64_t k = ci + 1; n < ahead && k <= ci + ahead * l->per_shard && k < l->nchunks;
+             k++) {
+            uint64_t s = zf_array_shard_of(l->a, k);
+            if (s != shard && !zf_layout_is_bad(l, k)) {
+                zf_array_prefetch(l->a, k);
+                n++;
+            }
+            shard = s;
+        }
+        return;
+    }
     for (uint64_t k = ci + 1; k <= ci + ahead && k < l->nchunks; k++)
         if (!zf_layout_is_bad(l, k))
             zf_array_prefetch(l->a, k);

@@ -30,7 +30,8 @@ EMPTY = hashlib.sha256(b"").hexdigest()
 OBJECTS = {"st/zarr.json": b'{"zarr_format": 3, "node_type": "group"}',
            "st/a/zarr.json": b'{"zarr_format": 3, "node_type": "array"}',
            "st/b/sp ace+plus%&=.txt": b"odd name",
-           "st/b/\u00e9t\u00e9": "unicode".encode()}
+           "st/b/\u00e9t\u00e9": "unicode".encode(),
+           "st/b/../up": b"dot-dot", "st/b/./here": b"dot", "st/b//twice": b"slashes"}
 for i in range(25):
     OBJECTS["st/a/c/%d" % i] = bytes((i * 7 + j) % 251 for j in range(100 + i))
 MTIME = "2026-12-01T10:00:00.250Z"

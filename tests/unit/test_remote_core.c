@@ -343,6 +343,39 @@ static void make_sharded(const char *dir)
     }
 }
 
+enum { BIGSH_LEN = 1100000, BIGSH_INNER = 110000 };
+
+/* a root v3 array held by one shard of over 8 MiB (ZF_SHARD_WHOLE_MAX: too
+ * large to be read whole) of ten inner chunks */
+static void make_big_shard(const char *dir)
+{
+    mkdir(dir, 0755);
+    char meta[1024];
+    snprintf(meta, sizeof meta,
+             "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[%d],\"data_type\":{\"name\":"
+             "\"numpy.timedelta64\",\"configuration\":{\"unit\":\"ns\",\"scale_factor\":1}},"
+             "\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":[%d]}},"
+             "\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}},"
+             "\"fill_value\":0,\"codecs\":[{\"name\":\"sharding_indexed\",\"configuration\":{"
+             "\"chunk_shape\":[%d],\"codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
+             "\"little\"}}],\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
+             "\"little\"}}],\"index_location\":\"start\"}}],\"attributes\":{}}",
+             BIGSH_LEN, BIGSH_LEN, BIGSH_INNER);
+    put_text(dir, "zarr.json", meta);
+    enum { N = BIGSH_LEN / BIGSH_INNER };
+    size_t bytes = (size_t)BIGSH_LEN * 8 + N * 16;
+    uint8_t *buf = malloc(bytes);
+    uint64_t idx[2 * N];
+    for (unsigned i = 0; i < N; i++) {
+        idx[2 * i] = N * 16 + (uint64_t)i * BIGSH_INNER * 8;
+        idx[2 * i + 1] = BIGSH_INNER * 8;
+        chunk_values(3000, i, BIGSH_INNER, (int64_t *)(buf + idx[2 * i]), 5);
+    }
+    memcpy(buf, idx, sizeof idx);
+    put(dir, "c/0", buf, bytes);
+    free(buf);
+}
+
 /* ------------------------------------------------------------ helpers */
 
 static zf_layout_opts opts(const char *index_dir)
@@ -625,6 +658,40 @@ static void test_size(int sharded)
     zf_store_close(inner);
 }
 
+/* a shard too large to read whole is read by ranges: same size and bytes */
+static void test_large_shard(void)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/bigshard.zarr", tmp);
+    make_big_shard(dir);
+    zf_store *inner;
+    CHECK(zf_store_open_local(dir, 0, &inner) == ZF_OK, "open");
+    zf_layout_opts o = opts(NULL);
+    zf_cache *cache = zf_cache_new(256 << 20);
+    fake f;
+    zf_store *s = fake_open(&f, inner, 0, 16, 0);
+    zf_tree *t = NULL, *lt = NULL;
+    CHECK(zf_tree_build(s, cache, &o, &t) == ZF_OK, "walk");
+    CHECK(zf_tree_build(inner, cache, &o, &lt) == ZF_OK, "local walk");
+    const zf_node *n = t ? first_file(t, ".txt") : NULL, *ln = lt ? first_file(lt, ".txt") : NULL;
+    uint64_t rn = 0, lnn = 0;
+    char *rt = n ? whole(n->layout, ZF_VIEW_TXT, &rn) : NULL;
+    char *ltx = ln ? whole(ln->layout, ZF_VIEW_TXT, &lnn) : NULL;
+    CHECK(rt && ltx && rn == lnn && !memcmp(rt, ltx, (size_t)rn),
+          "a large shard: %llu bytes, local %llu, same bytes", (unsigned long long)rn,
+          (unsigned long long)lnn);
+    CHECK(f.ranges >= 10, "read by ranges (%ld ranged reads)", (long)f.ranges);
+    printf("large shard: %ld reads, %ld ranges, %ld stamps\n", (long)f.reads, (long)f.ranges,
+           (long)f.stamps);
+    free(rt);
+    free(ltx);
+    zf_tree_free(t);
+    zf_tree_free(lt);
+    zf_store_close(s);
+    zf_cache_free(cache);
+    zf_store_close(inner);
+}
+
 /* plain HTTP: a chunk rewritten behind an index keyed by the metadata is
  * caught when it is read (lazily), never shown with the old offsets */
 static void test_stale_chunk(void)
@@ -691,6 +758,7 @@ int main(void)
     test_size(0);
     test_size(1);
     test_stale_chunk();
+    test_large_shard();
     cleanup();
     return check_summary("test_remote_core");
 }

@@ -5,8 +5,9 @@
  * that checks each signature with its own SigV4 code): listing pages with
  * continuation tokens, stamps equal from a listing, a GET and a HEAD, byte
  * ranges, odd key names, session tokens, wrong and unknown keys failing at
- * open with S3's error code, anonymous access, denied listings, and a
- * server whose pages never end. */
+ * open with S3's error code, anonymous access, denied listings, a server
+ * whose pages never end, and many threads on one store. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,49 @@ static void test_listing(void)
               strstr(err, "no keys"), "a prefix with no keys below: %s", err);
 }
 
+/* one of many threads on one store: reads, lists and stamps; failures counted */
+static void *worker(void *arg)
+{
+    zf_store *s = arg;
+    long bad = 0;
+    zf_store_buf b = {0};
+    for (int i = 0; i < 25; i++) {
+        char key[32], err[256];
+        size_t n = 0;
+        snprintf(key, sizeof key, "a/c/%d", i);
+        bad += zf_store_read(s, key, 1000, &b, &n, NULL, err, sizeof err) != ZF_OK || n != 100u + i;
+        zf_stamp st;
+        bad += zf_store_stamp(s, key, &st) != ZF_OK || st.size != 100u + i;
+        if (i % 8 == 0) {
+            seen v = {0};
+            bad += zf_store_list(s, "a/c", 0, gather, &v) != ZF_OK || v.n != 25;
+        }
+    }
+    free(b.p);
+    return (void *)bad;
+}
+
+static void test_threads(void)
+{
+    creds("AKTEST", "secret/Test+key=1", NULL);
+    zf_store *s;
+    char err[512];
+    CHECK(open_store("bkt", "st", 10, 0, &s, err, sizeof err) == ZF_OK, "open: %s", err);
+    if (!s)
+        return;
+    pthread_t t[8];
+    long bad = 0;
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, worker, s);
+    for (int i = 0; i < 8; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad += (long)r;
+    }
+    CHECK(bad == 0, "8 threads on one store: %ld failures", bad);
+    zf_store_close(s);
+}
+
 static void test_refusals(void)
 {
     zf_store *s;
@@ -261,6 +305,7 @@ int main(void)
         return 1;
     }
     test_listing();
+    test_threads();
     test_refusals();
     zf_net_close(probe_net);
     net_server_stop(&srv);

@@ -29,7 +29,7 @@ static void reset_env(void)
 {
     const char *vars[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
                           "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL",
-                          "AWS_ENDPOINT_URL_S3", "AWS_PROFILE", "AWS_DEFAULT_PROFILE"};
+                          "AWS_ENDPOINT_URL_S3", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CA_BUNDLE"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
         unsetenv(vars[i]);
     setenv("AWS_SHARED_CREDENTIALS_FILE", cred_path, 1);
@@ -55,10 +55,14 @@ static const char *conf_text =
     "region = eu-west-3\n"
     "[profile dev]\n"
     "region = us-west-2\n"
+    "ca_bundle = /etc/dev-ca.pem\n"
     "endpoint_url = http://127.0.0.1:9/\n"
     "s3 =\n"
     "  endpoint_url = http://127.0.0.1:7070\n"
     "  addressing_style = path\n"
+    "[profile sso]\n"
+    "sso_session = corp\n"
+    "sso_account_id = 123456789012\n"
     "[profile conf]\n"
     "aws_access_key_id = CONFKEY\n"
     "aws_secret_access_key = confSECRET\n"
@@ -129,8 +133,8 @@ static void test_profiles(void)
     CHECK(!strcmp(c->access_key, "DEFAULTKEY") && !strcmp(c->secret_key, "defaultSECRET/xyz+1") &&
               !c->session_token && !strcmp(c->source, "credentials file"),
           "the default profile (CRLF lines): [%s]", c->access_key);
-    CHECK(!strcmp(c->region, "eu-west-3") && !c->endpoint, "[default] of the config file: %s",
-          c->region);
+    CHECK(!strcmp(c->region, "eu-west-3") && !c->endpoint && !c->ca_bundle,
+          "[default] of the config file: %s", c->region);
     zf_s3cred_free(c);
     setenv("AWS_PROFILE", "dev", 1);
     CHECK(load(&o, &c, err, sizeof err) == ZF_OK, "dev: %s", err);
@@ -139,12 +143,21 @@ static void test_profiles(void)
           "[ dev ], values trimmed, with a session token");
     CHECK(!strcmp(c->region, "us-west-2"), "[profile dev] region, not [dev] of the config: %s",
           c->region);
+    CHECK(c->ca_bundle && !strcmp(c->ca_bundle, "/etc/dev-ca.pem"), "the profile's ca_bundle");
     zf_s3cred_free(c);
+    setenv("AWS_CA_BUNDLE", "/env/ca.pem", 1);
+    CHECK(load(&o, &c, err, sizeof err) == ZF_OK && !strcmp(c->ca_bundle, "/env/ca.pem"),
+          "AWS_CA_BUNDLE over the profile's ca_bundle");
+    zf_s3cred_free(c);
+    unsetenv("AWS_CA_BUNDLE");
     setenv("AWS_PROFILE", "conf", 1);
     CHECK(load(&o, &c, err, sizeof err) == ZF_OK && !strcmp(c->access_key, "CONFKEY") &&
               !strcmp(c->source, "config file") && !strcmp(c->region, "us-east-1"),
           "keys in the config file's [profile conf], default region: %s", err);
     zf_s3cred_free(c);
+    setenv("AWS_PROFILE", "sso", 1);
+    CHECK(load(&o, &c, err, sizeof err) == ZF_ENOTFOUND && strstr(err, "not supported"),
+          "a profile without keys (SSO): %s", err);
     setenv("AWS_PROFILE", "nosuch", 1);
     CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL && strstr(err, "nosuch"), "missing profile: %s",
           err);

@@ -165,6 +165,33 @@ static void test_s3_examples(void)
     zf_sigv4_free(lines);
 }
 
+/* a day's signing key gives the same signatures; another day's is not used */
+static void test_day_key(void)
+{
+    zf_sigv4_key k, other;
+    CHECK(zf_sigv4_derive(&s3_cred, S3_TIME + 3600, &k) == ZF_OK && !strcmp(k.day, "20130524"),
+          "the day of the key: %s", k.day);
+    CHECK(zf_sigv4_derive(&s3_cred, S3_TIME - 1, &other) == ZF_OK && !strcmp(other.day, "20130523"),
+          "the day before: %s", other.day);
+    zf_sigv4_param range[] = {{"Range", "bytes=0-9"}};
+    zf_sigv4_req r = {.method = "GET", .host = "examplebucket.s3.amazonaws.com", .path = "/test.txt",
+                      .headers = range, .nheaders = 1, .content_sha256 = 1, .time = S3_TIME,
+                      .key = &k};
+    const char *want = S3_AUTH "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
+                       "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41";
+    expect("s3 GET Object with the day's key", &s3_cred, &r, want);
+    r.key = &other;
+    expect("s3 GET Object with another day's key (not used)", &s3_cred, &r, want);
+    zf_sigv4_cred wrong = s3_cred;
+    wrong.secret_key = "not the secret";
+    CHECK(zf_sigv4_derive(&wrong, S3_TIME, &k) == ZF_OK, "derive");
+    r.key = &k;
+    char **lines = NULL;
+    CHECK(zf_sigv4_sign(&s3_cred, &r, &lines) == ZF_OK && !strstr(lines[0], "f0e8bdb87c96"),
+          "the key given is the key used");
+    zf_sigv4_free(lines);
+}
+
 static void test_encoding(void)
 {
     zf_sbuf b = {0};
@@ -206,6 +233,7 @@ int main(void)
     test_suite_headers();
     test_suite_token();
     test_s3_examples();
+    test_day_key();
     test_encoding();
     test_refusals();
     return check_summary("test_sigv4");

@@ -1,0 +1,135 @@
+/* s3dir.c - listing an S3 store: ListObjectsV2 pages (prefix, delimiter
+ * '/', continuation tokens) turned into store entries, and prefixes as
+ * directories. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "store/s3_impl.h"
+
+/* Largest ListObjectsV2 answer read (1000 keys of 4 KiB fit). */
+#define PAGE_MAX (16u << 20)
+/* Most pages one listing reads before it gives up (a server looping on tokens). */
+#define PAGES_MAX 1000000u
+
+#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
+
+int zf_s3i_list_page(const s3 *x, const char *full, const char *token, unsigned max_keys,
+                     zf_store_buf *buf, zf_s3list_page *page, char *err, size_t errcap,
+                     char *code)
+{
+    char mk[16];
+    snprintf(mk, sizeof mk, "%u", max_keys);
+    zf_sigv4_param q[5] = {{"list-type", "2"}, {"prefix", full}, {"delimiter", "/"},
+                           {"max-keys", mk}, {"continuation-token", token}};
+    prep p;
+    *page = (zf_s3list_page){0};
+    int rc = zf_s3i_prep(x, "GET", NULL, q, token ? 5 : 4, &p);
+    if (rc != ZF_OK)
+        return ERR(rc, "cannot sign the request");
+    char nerr[160] = "";
+    zf_net_req r = {.url = p.url, .headers = p.hdrs, .grow = buf, .max = PAGE_MAX, .err = nerr,
+                    .errcap = sizeof nerr};
+    zf_net_run(x->net, &r, 1);
+    zf_s3i_prep_free(&p);
+    if (r.rc != ZF_OK) {
+        zf_s3i_reason(nerr, r.status >= 300 ? buf->p : NULL, r.n, err, errcap, code);
+        return r.rc;
+    }
+    return zf_s3list_parse((const char *)buf->p, r.n, page, err, errcap);
+}
+
+char *zf_s3i_full_prefix(const s3 *x, const char *prefix)
+{
+    size_t n = strlen(x->prefix) + strlen(prefix) + 2;
+    char *f = malloc(n);
+    if (f)
+        snprintf(f, n, "%s%s%s", x->prefix, prefix, *prefix ? "/" : "");
+    return f;
+}
+
+/* hand one page's entries to fn; *seen counts every entry (even skipped) */
+static int list_emit(const zf_s3list_page *pg, size_t skip, zf_store_list_fn fn, void *ctx,
+                     size_t *seen)
+{
+    for (size_t i = 0; i < pg->n; i++) {
+        zf_s3list_item *it = &pg->items[i];
+        (*seen)++;
+        if (strlen(it->key) <= skip)
+            continue; /* the prefix itself (a "directory marker" object) */
+        char *name = it->key + skip;
+        size_t len = strlen(name);
+        if (it->prefix && name[len - 1] == '/')
+            name[--len] = '\0';
+        if (!len || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+            continue; /* "a//b", "a/./b", "a/../b": no name a directory may hold */
+        zf_store_entry e = {.name = name};
+        if (it->prefix)
+            e.stamp.kind = ZF_STORE_DIR;
+        else
+            zf_s3i_file_stamp(&e.stamp, it->size, it->mtime_ns, it->etag);
+        int stop = fn(ctx, &e);
+        if (stop)
+            return stop;
+    }
+    return ZF_OK;
+}
+
+int zf_s3i_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
+                void *ctx)
+{
+    const s3 *x = s->impl;
+    if (!x->can_list)
+        return ZF_EUNSUPPORTED;
+    char *full = zf_s3i_full_prefix(x, prefix), *token = NULL;
+    if (!full)
+        return ZF_ENOMEM;
+    zf_store_buf buf = {0};
+    size_t seen = 0;
+    int rc = ZF_OK;
+    for (unsigned pages = 0;; pages++) {
+        zf_s3list_page pg = {0};
+        rc = pages < PAGES_MAX ? zf_s3i_list_page(x, full, token, x->max_keys, &buf, &pg, NULL, 0, NULL) : ZF_EIO;
+        if (rc == ZF_OK)
+            rc = list_emit(&pg, strlen(full), fn, ctx, &seen);
+        int more = rc == ZF_OK && pg.truncated;
+        if (more && token && !strcmp(token, pg.next_token)) {
+            rc = ZF_EIO; /* the same page again: the server loops */
+            more = 0;
+        }
+        free(token);
+        token = more ? pg.next_token : NULL;
+        if (more)
+            pg.next_token = NULL;
+        zf_s3list_page_free(&pg);
+        if (!more)
+            break;
+    }
+    free(token);
+    free(full);
+    free(buf.p);
+    if (rc == ZF_OK && !seen)
+        rc = ZF_ENOTFOUND; /* S3 has no empty directories: nothing under it, no prefix */
+    return rc;
+}
+
+int zf_s3i_dir_stamp(const s3 *x, const char *key, zf_stamp *st)
+{
+    if (!x->can_list)
+        return ZF_ENOTFOUND;
+    char *full = zf_s3i_full_prefix(x, key);
+    if (!full)
+        return ZF_ENOMEM;
+    zf_store_buf buf = {0};
+    zf_s3list_page pg;
+    int rc = zf_s3i_list_page(x, full, NULL, 1, &buf, &pg, NULL, 0, NULL);
+    if (rc == ZF_OK && !pg.n)
+        rc = ZF_ENOTFOUND;
+    if (rc == ZF_OK)
+        st->kind = ZF_STORE_DIR;
+    zf_s3list_page_free(&pg);
+    free(buf.p);
+    free(full);
+    return rc;
+}
