@@ -36,6 +36,7 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
                                     sizeof a->fill_err);
     if (store->remote && zf_pipeline_partial(a->meta.pipeline))
         a->shards = zf_shardidx_new(zf_cache_capacity(cache) / 4); /* NULL: none kept */
+    a->whole_hint = ZF_SHARD_WHOLE_MAX / 8; /* a larger shard raises it (read_whole_shard) */
     a->nchunks = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
         a->grid[d] = (a->meta.shape[d] + a->meta.read_chunks[d] - 1) / a->meta.read_chunks[d];
@@ -221,7 +222,7 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t k, const zf
         uint64_t *idx = NULL;
         int rc = level == 0 && cached ? ZF_OK : read_index(a, key, p, *r, &idx, err, errcap);
         if (level == 0 && a->shards && !cached) /* (claimed by the caller: ends the claim) */
-            zf_shardidx_put(a->shards, k, idx, zf_pipeline_inner_count(p), st, NULL, 0);
+            zf_shardidx_put(a->shards, k, idx, zf_pipeline_inner_count(p), st, NULL, 0, 0);
         if (rc == ZF_OK && idx)
             rc = select_inner(idx, inner_position(a->meta.ndim, e, shard, inner), r, err, errcap);
         free(idx);
@@ -236,19 +237,27 @@ static int locate_inner(const zf_array *a, const char *key, uint64_t k, const zf
     return ZF_OK;
 }
 
-/* read the whole shard at key (at most ZF_SHARD_WHOLE_MAX bytes; st its
+/* read the whole shard at key (at most `most` bytes, reserved; st its
  * stamp) in one request and keep it with its index for the inner chunks
  * (shardidx.h); the outermost index entry of position pos into ent.
  * ZF_EUNSUPPORTED if it is larger (then read by ranges), else as a read. */
-static int read_whole_shard(zf_array *a, const char *key, uint64_t k, uint64_t pos,
+static int read_whole_shard(zf_array *a, const char *key, uint64_t k, uint64_t pos, size_t most,
                             zf_stamp *st, uint64_t *ent, char *err, size_t errcap)
 {
     const zf_pipeline *p = a->meta.pipeline;
     zf_store_buf b = {NULL, 0};
     size_t n = 0, count = (size_t)zf_pipeline_inner_count(p);
-    int at_start, rc = zf_store_read(a->store, key, ZF_SHARD_WHOLE_MAX, &b, &n, st, err, errcap);
-    if (rc == ZF_ECORRUPT)
-        rc = ZF_EUNSUPPORTED; /* too large (or cut short): by ranges, as a large shard */
+    int at_start, rc = zf_store_read(a->store, key, most, &b, &n, st, err, errcap);
+    if (rc == ZF_ECORRUPT) { /* larger than reserved (or cut short): by ranges */
+        rc = ZF_EUNSUPPORTED;
+        if (most == ZF_SHARD_WHOLE_MAX) /* shards too large to read whole */
+            __atomic_store_n(&a->whole_off, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&a->whole_hint, ZF_SHARD_WHOLE_MAX, __ATOMIC_RELAXED);
+    } else if (rc == ZF_OK) { /* the next read reserves twice the largest seen */
+        size_t hint = n < ZF_SHARD_WHOLE_MAX / 2 ? 2 * n + 4096 : ZF_SHARD_WHOLE_MAX;
+        hint = hint < ZF_SHARD_WHOLE_MAX ? hint : ZF_SHARD_WHOLE_MAX;
+        __atomic_store_n(&a->whole_hint, hint, __ATOMIC_RELAXED);
+    }
     size_t ib = zf_pipeline_index_bytes(p, &at_start);
     if (rc == ZF_OK && ib > n) {
         snprintf(err, errcap, "shard of %zu bytes is smaller than its index (%zu bytes)", n, ib);
@@ -262,10 +271,11 @@ static int read_whole_shard(zf_array *a, const char *key, uint64_t k, uint64_t p
     if (rc == ZF_OK && pos < count) {
         ent[0] = idx[2 * pos];
         ent[1] = idx[2 * pos + 1];
-        zf_shardidx_put(a->shards, k, idx, count, st, b.p, n); /* ends the claim; takes b.p */
+        zf_shardidx_put(a->shards, k, idx, count, st, b.p, n, most); /* ends claim, reservation */
         b.p = NULL;
-    } else if (rc == ZF_OK) {
-        rc = ZF_ECORRUPT;
+    } else {
+        zf_shardidx_unreserve(most);
+        rc = rc ? rc : ZF_ECORRUPT;
     }
     free(idx);
     free(b.p);
@@ -290,13 +300,12 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         uint64_t pos = outer_position(a, origin);
         int claimed = 0, cached = a->shards && zf_shardidx_get(a->shards, k, pos, &ent[0], &ent[1],
                                                                &st, &claimed);
-        int whole = claimed && zf_shardidx_room(a->shards, 1) &&
-                    !__atomic_load_n(&a->whole_off, __ATOMIC_RELAXED);
+        size_t most = __atomic_load_n(&a->whole_hint, __ATOMIC_RELAXED);
+        int whole = claimed && !__atomic_load_n(&a->whole_off, __ATOMIC_RELAXED) &&
+                    zf_shardidx_reserve(a->shards, most); /* else by ranges */
         rc = ZF_EUNSUPPORTED;
-        if (whole && (rc = read_whole_shard(a, key, k, pos, &st, ent, err, errcap)) == ZF_OK)
+        if (whole && (rc = read_whole_shard(a, key, k, pos, most, &st, ent, err, errcap)) == ZF_OK)
             cached = 1, claimed = 0; /* kept, with its index: as if it had been */
-        else if (rc == ZF_EUNSUPPORTED && claimed) /* shards too large to read whole */
-            __atomic_store_n(&a->whole_off, 1, __ATOMIC_RELAXED);
         if (rc == ZF_EUNSUPPORTED)
             rc = cached ? ZF_OK : zf_store_stamp(a->store, key, &st); /* the shard's size, version */
         if (cached && st.kind == ZF_STORE_ABSENT)
@@ -313,7 +322,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         if (rc == ZF_OK)
             rc = locate_inner(a, key, k, &st, cached, origin, &r, &p, err, errcap);
         else if (claimed) /* no index read: absent, or the waiting readers try themselves */
-            zf_shardidx_put(a->shards, k, NULL, 0, absent ? &st : NULL, NULL, 0);
+            zf_shardidx_put(a->shards, k, NULL, 0, absent ? &st : NULL, NULL, 0, 0);
         if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
             snprintf(err, errcap, "inner chunk of %llu bytes is larger than any valid encoding",
                      (unsigned long long)r.len);

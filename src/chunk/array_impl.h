@@ -34,6 +34,7 @@ struct zf_array {
     zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
     zf_shardidx *shards;      /* remote and sharded: recent shard indexes (NULL: none kept) */
     int whole_off;            /* shards are too large to read whole (atomic) */
+    size_t whole_hint;        /* bytes a whole-shard read reserves (atomic; shardidx.h) */
     int unlisted;             /* the store cannot be listed: stamps are learned from reads */
     zf_fp origin;             /* stamps of the metadata documents (zf_array_set_origin) */
     pthread_mutex_t mu;       /* guards learned and learning */

@@ -83,12 +83,6 @@ int zf_shardidx_get(zf_shardidx *c, uint64_t k, uint64_t pos, uint64_t *off, uin
     return hit;
 }
 
-int zf_shardidx_room(const zf_shardidx *c, size_t n)
-{
-    size_t kept = __atomic_load_n(&kept_bytes, __ATOMIC_RELAXED);
-    return n <= ZF_SHARD_WHOLE_MAX && kept <= c->budget && n <= c->budget - kept;
-}
-
 /* reserve n bytes of the shared budget: 1 if they fit */
 static int reserve(const zf_shardidx *c, size_t n)
 {
@@ -101,8 +95,18 @@ static int reserve(const zf_shardidx *c, size_t n)
     return 1;
 }
 
+int zf_shardidx_reserve(const zf_shardidx *c, size_t n)
+{
+    return n <= ZF_SHARD_WHOLE_MAX && reserve(c, n);
+}
+
+void zf_shardidx_unreserve(size_t n)
+{
+    __atomic_sub_fetch(&kept_bytes, n, __ATOMIC_RELAXED);
+}
+
 void zf_shardidx_put(zf_shardidx *c, uint64_t k, const uint64_t *idx, uint64_t count,
-                     const zf_stamp *st, uint8_t *data, size_t n)
+                     const zf_stamp *st, uint8_t *data, size_t n, size_t reserved)
 {
     uint64_t *copy = NULL;
     if (idx && count && count <= ZF_SHARDIDX_MAX_BYTES / (2 * sizeof *idx)) {
@@ -120,7 +124,8 @@ void zf_shardidx_put(zf_shardidx *c, uint64_t k, const uint64_t *idx, uint64_t c
             s->count = count;
             s->st = *st;
             copy = NULL;
-            if (data && reserve(c, n)) {
+            if (data && n <= reserved) { /* its reservation shrinks to its size */
+                zf_shardidx_unreserve(reserved - n);
                 s->data = data;
                 s->n = n;
                 data = NULL;
@@ -129,6 +134,8 @@ void zf_shardidx_put(zf_shardidx *c, uint64_t k, const uint64_t *idx, uint64_t c
         pthread_cond_broadcast(&c->done);
     }
     pthread_mutex_unlock(&c->mu);
+    if (data) /* not kept: its reservation ends */
+        zf_shardidx_unreserve(reserved);
     free(copy);
     free(data);
 }

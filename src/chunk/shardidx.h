@@ -14,8 +14,12 @@
  * (single flight).
  * Memory: at most ZF_SHARDIDX_SLOTS indexes of at most ZF_SHARDIDX_MAX_BYTES
  * each per array (larger ones are not kept), and shard bytes kept by all
- * arrays together at most the budget given to zf_shardidx_new (a quarter of
- * cache_size: array.c).  Thread-safe. */
+ * arrays together, and whole-shard reads in flight (what each reserved:
+ * twice the size of the last shard of its array read whole, at first 1 MiB,
+ * at most ZF_SHARD_WHOLE_MAX; a larger shard fails that read, costing a
+ * request, and is read by ranges), at most the budget given to zf_shardidx_new (a quarter
+ * of cache_size: array.c); without room a shard is read by ranges.
+ * Thread-safe. */
 #ifndef ZF_SHARDIDX_H
 #define ZF_SHARDIDX_H
 
@@ -46,17 +50,24 @@ void zf_shardidx_free(zf_shardidx *c);
 int zf_shardidx_get(zf_shardidx *c, uint64_t k, uint64_t pos, uint64_t *off, uint64_t *len,
                     zf_stamp *st, int *claimed);
 
-/* Could a shard of n bytes be kept whole now (within the budget)? */
-int zf_shardidx_room(const zf_shardidx *c, size_t n);
+/* Reserve n (at most ZF_SHARD_WHOLE_MAX) bytes of the budget for a
+ * whole-shard read of at most n bytes about to start: 1 if they fit
+ * (zf_shardidx_put with its data, or zf_shardidx_unreserve, ends the
+ * reservation), else 0. */
+int zf_shardidx_reserve(const zf_shardidx *c, size_t n);
+
+/* End a reservation of n bytes whose read brought no data to put. */
+void zf_shardidx_unreserve(size_t n);
 
 /* End a claimed read of stored chunk k: keep idx (2 * count values, read
  * from version st; copied, unless NULL, too large or out of memory) and the
- * shard's bytes data[0..n) (malloc'd; ownership passes here: kept within the
- * budget, else freed; may be NULL), or with idx NULL and st absent, that the
+ * shard's bytes data[0..n) (malloc'd, read under a reservation of reserved
+ * bytes that this ends; ownership passes here: kept with the index, else
+ * freed; may be NULL), or with idx NULL and st absent, that the
  * shard is absent; wake the callers waiting for it.  No effect (data freed)
  * on a slot not claimed for k. */
 void zf_shardidx_put(zf_shardidx *c, uint64_t k, const uint64_t *idx, uint64_t count,
-                     const zf_stamp *st, uint8_t *data, size_t n);
+                     const zf_stamp *st, uint8_t *data, size_t n, size_t reserved);
 
 /* Copy bytes [off, off + len) of stored chunk k's kept bytes, of version st,
  * into buf: 1 if they are kept (no request needed), else 0. */
