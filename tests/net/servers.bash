@@ -161,9 +161,11 @@ net_versitygw_bin() {
 # CERTDIR (see net_certs) it speaks TLS with CERTDIR/server.pem.  Sets VGW_URL
 # (http[s]://127.0.0.1:PORT), VGW_PID, VGW_LOG (access log).
 net_versitygw() {
-    local dir=$1 bin try port data=${4:-$1/data} tls=() scheme=http
+    local dir=$1 bin try port data=${4:-$1/data} meta tls=() scheme=http
     bin=$(net_versitygw_bin) || { echo "no versitygw binary (scripts/deps installs it)" >&2; return 1; }
-    mkdir -p "$dir" "$data" "$data.meta"
+    # metadata beside the data (versitygw refuses a sidecar whose path starts with the data's)
+    meta=${data%/*}/meta.${data##*/}
+    mkdir -p "$dir" "$data" "$meta"
     if [[ -n ${5:-} ]]; then
         net_certs "$5" || return 1
         tls=(--cert "$5/server.pem" --key "$5/server.key") scheme=https
@@ -174,7 +176,7 @@ net_versitygw() {
         # credentials through the environment, not argv
         ROOT_ACCESS_KEY_ID=$2 ROOT_SECRET_ACCESS_KEY=$3 \
             "$bin" --port "127.0.0.1:$port" --region us-east-1 --quiet --access-log "$VGW_LOG" "${tls[@]}" \
-            posix --sidecar "$data.meta" "$data" </dev/null >>"$dir/stderr" 2>&1 3>&- &
+            posix --sidecar "$meta" "$data" </dev/null >>"$dir/stderr" 2>&1 3>&- &
         VGW_PID=$!
         if net_wait_port "$port" "$VGW_PID"; then
             net_track "$dir" "$VGW_PID"
