@@ -20,13 +20,17 @@ setup_file() {
             net_s3 put "$VGW_URL" zarr "stores/$s.zarr" "$RM_STORES/$s.zarr" 2>/dev/null \
             || { echo "upload of $s failed" >&2; return 1; }
     done
+    # the same buckets over TLS, with a certificate of the test's CA
+    local url=$VGW_URL log=$VGW_LOG
+    net_versitygw "$RM_DIR/vgw-tls" "$S3_KEY" "$S3_SECRET" "$RM_DIR/vgw/data" "$RM_DIR/certs"
+    export VGW_TLS=$VGW_URL VGW_CA=$RM_DIR/certs/ca.pem VGW_URL=$url VGW_LOG=$log
 }
 
 teardown_file() { rm_teardown_file; }
 
 setup() {
     unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_REGION \
-        AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE
+        AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE AWS_CA_BUNDLE
 }
 
 # env_creds: credentials in the AWS_* variables
@@ -44,9 +48,9 @@ s3_case() {
     rm_compare "$RM_LOCAL" "$ZF_MNT"
 }
 
-@test "s3: a v3 group without consolidated metadata (ListObjectsV2), AWS_* credentials, -o endpoint=; no secret leaks" {
+@test "s3: a v3 group without consolidated metadata (ListObjectsV2), AWS_* credentials, -o endpoint=; no secret in the debug log, .info, mount table, argv" {
     env_creds
-    s3_case g3.zarr -o "endpoint=$VGW_URL"
+    s3_case g3.zarr -o "endpoint=$VGW_URL" -o log_level=debug
     ((RM_COMPARED >= 16)) || fail "only $RM_COMPARED files compared"
     grep -q 's3_ListObjectsV2' "$VGW_LOG" || fail "no ListObjectsV2 request in the server's log"
     rm_no_secret "$S3_SECRET" "$ZF_PID" "$ZF_LOG" "$ZF_MNT"/*.info "$ZF_MNT"/sub/deep/*.info
@@ -88,6 +92,18 @@ s3_case() {
     pages=$(($(grep -c 's3_ListObjectsV2' "$VGW_LOG") - before))
     ((pages >= 2)) || fail "$pages ListObjectsV2 requests: the listing was not paged"
     [[ $(wc -l <"$ZF_MNT/steps.txt") == 1100 ]] || fail "steps.txt has $(wc -l <"$ZF_MNT/steps.txt") lines"
+}
+
+@test "s3 over TLS: the test's CA by -o cafile= and by AWS_CA_BUNDLE; without it the certificate is refused" {
+    env_creds
+    s3_case g3c.zarr -o "endpoint=$VGW_TLS" -o "cafile=$VGW_CA"
+    zf_unmount
+    AWS_CA_BUNDLE=$VGW_CA zf_mount s3://zarr/stores/a3.zarr -o "endpoint=$VGW_TLS"
+    zf_oracle txt "$RM_STORES/a3.zarr" >"$BATS_TEST_TMPDIR/a3.txt" || fail "oracle failed"
+    zf_cmp "$BATS_TEST_TMPDIR/a3.txt" "$ZF_MNT/a3.txt"
+    zf_run_cli -f -o "endpoint=$VGW_TLS" s3://zarr/stores/a3.zarr "$BATS_TEST_TMPDIR"
+    [[ $ZF_RC == 1 ]] || fail "exit status $ZF_RC without the CA (want 1): $(cat "$ZF_ERR")"
+    grep -qiE 'certificate|verif|SSL|TLS' "$ZF_ERR" || fail "the error does not say why: $(cat "$ZF_ERR")"
 }
 
 @test "s3: a wrong secret fails with a clear error and exit status 1, and the secret is not shown" {

@@ -155,24 +155,32 @@ net_versitygw_bin() {
     return 1
 }
 
-# net_versitygw DIR ACCESS SECRET: an S3 server (versitygw, posix backend,
-# region us-east-1) with root credentials ACCESS / SECRET; its data in DIR/data.
-# Sets VGW_URL (http://127.0.0.1:PORT), VGW_PID, VGW_LOG (access log).
+# net_versitygw DIR ACCESS SECRET [DATA CERTDIR]: an S3 server (versitygw, posix
+# backend, region us-east-1) with root credentials ACCESS / SECRET; its data in
+# DATA (default DIR/data: another server's DATA serves the same buckets).  With
+# CERTDIR (see net_certs) it speaks TLS with CERTDIR/server.pem.  Sets VGW_URL
+# (http[s]://127.0.0.1:PORT), VGW_PID, VGW_LOG (access log).
 net_versitygw() {
-    local dir=$1 bin try port
+    local dir=$1 bin try port data=${4:-$1/data} meta tls=() scheme=http
     bin=$(net_versitygw_bin) || { echo "no versitygw binary (scripts/deps installs it)" >&2; return 1; }
-    mkdir -p "$dir/data" "$dir/meta"
+    # metadata beside the data (versitygw refuses a sidecar whose path starts with the data's)
+    meta=${data%/*}/meta.${data##*/}
+    mkdir -p "$dir" "$data" "$meta"
+    if [[ -n ${5:-} ]]; then
+        net_certs "$5" || return 1
+        tls=(--cert "$5/server.pem" --key "$5/server.key") scheme=https
+    fi
     VGW_LOG=$dir/access.log
     for try in 1 2 3 4 5; do
         port=$(net_free_port)
         # credentials through the environment, not argv
         ROOT_ACCESS_KEY_ID=$2 ROOT_SECRET_ACCESS_KEY=$3 \
-            "$bin" --port "127.0.0.1:$port" --region us-east-1 --quiet --access-log "$VGW_LOG" \
-            posix --sidecar "$dir/meta" "$dir/data" </dev/null >>"$dir/stderr" 2>&1 3>&- &
+            "$bin" --port "127.0.0.1:$port" --region us-east-1 --quiet --access-log "$VGW_LOG" "${tls[@]}" \
+            posix --sidecar "$meta" "$data" </dev/null >>"$dir/stderr" 2>&1 3>&- &
         VGW_PID=$!
         if net_wait_port "$port" "$VGW_PID"; then
             net_track "$dir" "$VGW_PID"
-            VGW_URL=http://127.0.0.1:$port
+            VGW_URL=$scheme://127.0.0.1:$port
             return 0
         fi
         net_stop "$VGW_PID"
