@@ -6,6 +6,12 @@
     python bench/peers.py zstd1   STORE ARRAY      decode every chunk once, 1 thread
     python bench/peers.py check   STORE ARRAY TXT  TXT is the array as str(pandas.Timedelta)?
 
+STORE is a directory, or for the remote rows (pandas, numpy, read) a URL:
+http(s)://... (zarr-python's fsspec store, HTTPFileSystem over aiohttp) or
+s3://BUCKET/PREFIX (zarr's ObjectStore over obstore; credentials, region and
+endpoint from AWS_*).  A remote store is opened as a group with its
+consolidated metadata, with async.concurrency = ZF_BENCH_CONNECTIONS (16).
+
 Times are in-process (imports excluded), output goes to /dev/null like the
 zarrfs side's `cat > /dev/null`.
 """
@@ -18,7 +24,33 @@ import time
 import zarr
 
 
+VIA = ["local"]
+
+
+def open_remote(spec):
+    """The zarr store object (or URL) zarr-python reads a remote STORE through."""
+    zarr.config.set({"async.concurrency": int(os.environ.get("ZF_BENCH_CONNECTIONS", "16"))})
+    if not spec.startswith("s3://"):
+        VIA[0] = "zarr FsspecStore (HTTPFileSystem, aiohttp)"
+        return spec
+    from obstore.store import S3Store
+    from zarr.storage import ObjectStore
+    bucket, _, prefix = spec[len("s3://"):].partition("/")
+    env = os.environ
+    s3 = S3Store(bucket, prefix=prefix or None,
+                 config={"endpoint": env["AWS_ENDPOINT_URL"],
+                         "access_key_id": env["AWS_ACCESS_KEY_ID"],
+                         "secret_access_key": env["AWS_SECRET_ACCESS_KEY"],
+                         "region": env.get("AWS_REGION", "us-east-1"),
+                         "virtual_hosted_style_request": False},
+                 client_options={"allow_http": True})
+    VIA[0] = "zarr ObjectStore (obstore S3Store)"
+    return ObjectStore(s3, read_only=True)
+
+
 def read(store, path):
+    if "://" in store:
+        return zarr.open_group(open_remote(store), mode="r")[path][:]
     return zarr.open_array(store, path=path, mode="r")[:]
 
 
@@ -30,7 +62,7 @@ def t_pandas(store, path):
     # same content as NAME.txt: no index, no header
     pd.Series(v).to_csv(os.devnull, index=False, header=False)
     t2 = time.perf_counter()
-    return {"seconds": t2 - t0, "read": t1 - t0, "n": int(v.size)}
+    return {"seconds": t2 - t0, "read": t1 - t0, "n": int(v.size), "via": VIA[0]}
 
 
 def t_numpy(store, path):

@@ -8,6 +8,7 @@ Everything is configured by environment variables that scripts/bench sets:
     ZF_BENCH_SHM     tmpfs dir for the reference copy of the text (removed at exit)
     ZF_BIN, ZF_MINIFUSE  the two daemons
     ZF_BENCH_REPORT  where the Markdown report is written (besides stdout)
+    ZF_BENCH_ROWS    all (default), local (rows 1-14) or remote (row 15, bench/remote.py)
 
 Every mount is a fresh daemon in the foreground (-f) on its own mount point
 under the work dir; every wait has a timeout; every mount is unmounted and
@@ -61,14 +62,17 @@ class Mount:
     live = []
     seq = 0
 
-    def __init__(self, kind, source, opts=(), one_core=False, cache_home=None):
+    def __init__(self, kind, source, opts=(), one_core=False, cache_home=None, prefix=(),
+                 env=None):
         Mount.seq += 1
         self.mnt = os.path.join(MNTROOT, f"m{Mount.seq}")
         os.makedirs(self.mnt, exist_ok=True)
         binary = ZARRFS if kind == "zarrfs" else MINIFUSE
-        argv = ([shutil.which("taskset"), "-c", "0"] if one_core else []) + \
+        # prefix: e.g. nsenter into the remote rows' network namespace (it execs:
+        # the pid stays the daemon's)
+        argv = list(prefix) + ([shutil.which("taskset"), "-c", "0"] if one_core else []) + \
             [binary, "-f", *opts, source, self.mnt]
-        env = dict(os.environ)
+        env = dict(env or os.environ)
         # a fresh index cache per mount unless one is given: if zarrfs comes
         # to persist size indexes under XDG_CACHE_HOME, "cold" stays cold
         # (in tmpfs: other people's disk traffic must not stall the index write)
@@ -189,9 +193,9 @@ def hyperfine(cmds, runs=5, warmup=1):
         return [r["median"] for r in json.load(f)["results"]]
 
 
-def peer(mode, *args, timeout=BIG_TIMEOUT):
-    r = subprocess.run([sys.executable, os.path.join(HERE, "peers.py"), mode, STORE, *args],
-                       capture_output=True, timeout=timeout)
+def peer(mode, *args, timeout=BIG_TIMEOUT, store=STORE, prefix=(), env=None):
+    r = subprocess.run([*prefix, sys.executable, os.path.join(HERE, "peers.py"), mode, store, *args],
+                       capture_output=True, timeout=timeout, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"peers.py {mode} failed: {r.stderr.decode()[-2000:]}")
     return json.loads(r.stdout)
@@ -212,9 +216,25 @@ def cpu_jiffies():
     return sum(v) - v[3] - v[4], sum(v)
 
 
+SERVERS = []  # pids of the bench's long-lived children (bench/remote.py's servers)
+
+
 def own_cpu():
     t = os.times()
-    return t.user + t.system + t.children_user + t.children_system
+    return t.user + t.system + t.children_user + t.children_system + servers_cpu()
+
+
+def servers_cpu():
+    """CPU seconds used so far by the bench's servers (not yet waited for)."""
+    total = 0
+    for pid in SERVERS:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 class Load:
@@ -261,6 +281,8 @@ rows = []      # (no, measure, figure, reference, ratio, target, verdict, other 
 details = []   # raw runs, for the report
 gating = []    # verdicts that decide the exit status
 CORE = []      # the stage breakdown, for the report
+NOTES = []     # notes added by other row modules (bench/remote.py)
+ROWS = os.environ.get("ZF_BENCH_ROWS", "all")
 
 
 SECTION = [None, []]   # Load at the section's start; other load of its accepted attempts
@@ -272,10 +294,10 @@ def section():
     SECTION[1] = []
 
 
-def attempt(fn, retries=3):
+def attempt(fn, retries=3, warm=None):
     """fn(), run again (after waiting for quiet) while others used > BUSY of the CPU."""
     for i in range(retries + 1):
-        warm_store()  # the page cache may have been reclaimed meanwhile
+        (warm or warm_store)()  # the page cache may have been reclaimed meanwhile
         ld = Load()
         r = fn()
         f = ld.foreign()
@@ -309,7 +331,12 @@ def detail(s):
 
 
 def warm_store():
-    for d, _, files in os.walk(STORE):
+    warm_tree(STORE)
+
+
+def warm_tree(root):
+    """Read every file under root (into the page cache)."""
+    for d, _, files in os.walk(root):
         for f in files:
             with open(os.path.join(d, f), "rb") as fh:
                 while fh.read(1 << 24):
@@ -319,10 +346,24 @@ def warm_store():
 def main():
     for d in (MNTROOT, PIDDIR, LOGDIR, SHM):
         os.makedirs(d, exist_ok=True)
-    log(f"bench: N={N}, runs={RUNS}, store {STORE}")
-    warm_store()  # "store files in page cache"
+    if ROWS not in ("all", "local", "remote"):
+        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local or remote")
+    log(f"bench: N={N}, runs={RUNS}, store {STORE}, rows {ROWS}")
+    if ROWS != "remote":
+        warm_store()  # "store files in page cache"
     QUIET[0] = wait_quiet(QUIET_WAIT)
     log(f"bench: CPU used by others before starting: {QUIET[0]:.0%}")
+    if ROWS != "remote":
+        local_rows()
+    if ROWS != "local":
+        import remote  # bench/ is the script's directory
+        remote.rows(sys.modules[__name__])
+    report()
+    return 0 if all(gating) else 1
+
+
+def local_rows():
+    """Rows 1-14: the local store."""
 
     # --- reference bytes: the zarrfs text, once, into tmpfs; check it
     ref = os.path.join(SHM, "lt.txt")
@@ -542,9 +583,6 @@ def main():
         CORE.append("```")
         log("\n".join(CORE))
 
-    report()
-    return 0 if all(gating) else 1
-
 
 def machine():
     model = "?"
@@ -571,33 +609,31 @@ def machine():
 
 def report():
     out = []
-    out.append(f"### zarrfs benchmark, N = {N:.0e} ({N} elements per array)\n")
+    if ROWS == "remote":
+        out.append("### zarrfs benchmark, remote stores only (ZF_BENCH_ROWS=remote)\n")
+    else:
+        out.append(f"### zarrfs benchmark, N = {N:.0e} ({N} elements per array)\n")
     out.append(machine())
-    out.append(f"Data: timedelta64[ns], chunks of 10^6, zarr-python default codecs (bytes + zstd "
-               f"level 0); lead times 0..30 days, half with ns jitter, 1 % NaT. Store files "
-               f"in the page cache; every \"cold\" figure is a fresh daemon (`-f`, default "
-               f"multi-threaded unless noted). Figures are medians of {RUNS} runs (row 1: "
-               f"{max(RUNS, 5)}; peers: {PEER_RUNS}); output to /dev/null everywhere.\n")
+    if ROWS == "remote":
+        out.append(f"Data: bench/gen.py's store with 10^7 values per array, consolidated "
+                   f"(timedelta64[ns], chunks of 10^6, bytes + zstd), in the servers' page "
+                   f"cache. Figures are medians of {RUNS} runs (peers: {PEER_RUNS}); output to "
+                   f"/dev/null everywhere.\n")
+    else:
+        out.append(f"Data: timedelta64[ns], chunks of 10^6, zarr-python default codecs (bytes + zstd "
+                   f"level 0); lead times 0..30 days, half with ns jitter, 1 % NaT. Store files "
+                   f"in the page cache; every \"cold\" figure is a fresh daemon (`-f`, default "
+                   f"multi-threaded unless noted). Figures are medians of {RUNS} runs (row 1: "
+                   f"{max(RUNS, 5)}; peers: {PEER_RUNS}); output to /dev/null everywhere.\n")
     out.append("| # | measure | zarrfs | reference | ratio | target | result | other load |")
     out.append("|---|---|---|---|---|---|---|---|")
     for r in rows:
         out.append("| " + " | ".join(str(x) for x in r) + " |")
     out.append("")
     out.append("Notes:")
-    out.append("- 1: the cat starts after a timed `stat` (the size pass), so it measures "
-               "decode + format + FUSE; minifuse (bench/minifuse.c) serves the identical bytes "
-               "from memory with the same libfuse options and the same kernel read-ahead window "
-               f"({READ_AHEAD_KB // 1024} MiB, which zarrfs sets on its own mount). The -s row is "
-               "informational.")
-    out.append("- 3: pandas is `Series(values).to_csv(f, index=False, header=False)` (the same "
-               "lines as NAME.txt); numpy is `'\\n'.join(values.astype(str))` (text like "
-               "`123 nanoseconds`); both include the zarr-python read, exclude imports.")
-    out.append("- 4: 2-core and 1-core are fresh daemons (1 core: `taskset -c 0 zarrfs`).")
-    out.append("- 8: the second row runs the same two readers on two minifuse instances (one per "
-               "file, serving from memory), in the same runs: what a second reader gains on this "
-               "machine when serving costs nothing.")
-    out.append("- 5: each mount gets its own XDG_CACHE_HOME (in tmpfs) so no cold figure reuses "
-               "a persisted index; row 5 shares one across mounts.")
+    if ROWS != "remote":
+        local_notes(out)
+    out.extend(NOTES)
     out.append("- other load: share of the machine's CPU time used by processes other than the "
                "benchmark (from /proc/stat), median and max over the runs behind the row; the "
                "store is re-read into the page cache before every run; a run during which it "
@@ -623,6 +659,24 @@ def report():
     if REPORT:
         with open(REPORT, "w") as f:
             f.write(text)
+
+
+def local_notes(out):
+    """The notes on rows 1-14."""
+    out.append("- 1: the cat starts after a timed `stat` (the size pass), so it measures "
+               "decode + format + FUSE; minifuse (bench/minifuse.c) serves the identical bytes "
+               "from memory with the same libfuse options and the same kernel read-ahead window "
+               f"({READ_AHEAD_KB // 1024} MiB, which zarrfs sets on its own mount). The -s row is "
+               "informational.")
+    out.append("- 3: pandas is `Series(values).to_csv(f, index=False, header=False)` (the same "
+               "lines as NAME.txt); numpy is `'\\n'.join(values.astype(str))` (text like "
+               "`123 nanoseconds`); both include the zarr-python read, exclude imports.")
+    out.append("- 4: 2-core and 1-core are fresh daemons (1 core: `taskset -c 0 zarrfs`).")
+    out.append("- 8: the second row runs the same two readers on two minifuse instances (one per "
+               "file, serving from memory), in the same runs: what a second reader gains on this "
+               "machine when serving costs nothing.")
+    out.append("- 5: each mount gets its own XDG_CACHE_HOME (in tmpfs) so no cold figure reuses "
+               "a persisted index; row 5 shares one across mounts.")
 
 
 def on_signal(signum, frame):

@@ -1,0 +1,132 @@
+#!/usr/bin/env bats
+# remote_http.bats - stores served by nginx (issue 15): over plain HTTP (IPv4
+# and IPv6), over TLS with the test's own CA (-o cafile=; a certificate from
+# another CA is rejected), and as gs://bucket/prefix with -o endpoint=.  Every
+# array file is compared with the local mount of the same store (names,
+# st_size, every byte, random offsets, .info); a store without consolidated
+# metadata is read from its root metadata; `ls` and .info fetch no chunk.
+
+load remote
+
+setup_file() {
+    rm_setup_file
+    net_nginx "$RM_DIR/nginx" "$RM_DIR/www"
+    export NGX_HTTP NGX_HTTP6 NGX_HTTPS NGX_OTHER NGX_CA NGX_LOG NGX_PID
+}
+
+teardown_file() { rm_teardown_file; }
+
+# http_case NAME URL_BASE [OPTS...]: mount NAME locally and from URL_BASE/bucket/NAME
+# (OPTS for the remote mount), compare (no listing over HTTP).
+http_case() {
+    local name=$1 base=$2
+    shift 2
+    rm_mount_local "$name"
+    zf_mount "$base/bucket/$name" "$@"
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+}
+
+@test "http: a consolidated v3 group (sharded, blosc, v2 keys, nested) is the local mount, byte for byte" {
+    http_case g3c.zarr "$NGX_HTTP"
+    ((RM_COMPARED >= 16)) || fail "only $RM_COMPARED files compared"
+}
+
+@test "http: a consolidated v2 group over IPv6 ([::1]) is the local mount, byte for byte" {
+    http_case g2c.zarr "$NGX_HTTP6"
+}
+
+@test "http: stores whose root is an array (v3 sharded, v2) need no listing; .txt is the oracle's text" {
+    local exp
+    zf_mktemp exp
+    for a in a3 a2; do
+        http_case "$a.zarr" "$NGX_HTTP"
+        zf_oracle txt "$RM_STORES/$a.zarr" >"$exp/$a.txt" || fail "oracle failed"
+        zf_oracle csv "$RM_STORES/$a.zarr" >"$exp/$a.csv" || fail "oracle failed"
+        zf_cmp "$exp/$a.txt" "$ZF_MNT/$a.txt"
+        zf_cmp "$exp/$a.csv" "$ZF_MNT/$a.csv"
+        zf_unmount
+    done
+}
+
+@test "https: TLS with the test's CA (-o cafile=) is the local mount, byte for byte" {
+    http_case g3c.zarr "$NGX_HTTPS" -o "cafile=$NGX_CA"
+    grep -q '"GET /bucket/g3c.zarr/zarr.json HTTP/2.0" 200' "$NGX_LOG" \
+        || grep -q '"GET /bucket/g3c.zarr/zarr.json HTTP/1.1" 200' "$NGX_LOG" || fail "no TLS request logged"
+}
+
+@test "https: a certificate from another CA is rejected with a clear error and exit status 1" {
+    local before
+    before=$(wc -l <"$NGX_LOG")
+    zf_run_cli -f -o "cafile=$NGX_CA" "$NGX_OTHER/bucket/g3c.zarr" "$BATS_TEST_TMPDIR"
+    [[ $ZF_RC == 1 ]] || fail "exit status $ZF_RC (want 1): $(cat "$ZF_ERR")"
+    grep -qiE 'certificate|verif|SSL|TLS' "$ZF_ERR" || fail "the error does not say why: $(cat "$ZF_ERR")"
+    [[ $(wc -l <"$ZF_ERR") -le 5 ]] || fail "not a short error: $(cat "$ZF_ERR")"
+    # without -o cafile= the system's CA bundle does not know the test's CA either
+    zf_run_cli -f "$NGX_HTTPS/bucket/g3c.zarr" "$BATS_TEST_TMPDIR"
+    [[ $ZF_RC == 1 ]] || fail "exit status $ZF_RC without cafile (want 1): $(cat "$ZF_ERR")"
+    grep -qiE 'certificate|verif|SSL|TLS' "$ZF_ERR" || fail "the error does not say why: $(cat "$ZF_ERR")"
+    # no request got through on the rejected connection
+    [[ $(tail -n +$((before + 1)) "$NGX_LOG" | grep -c 'g3c.zarr') == 0 ]] || fail "a request was served on an unverified connection"
+}
+
+@test "gs://bucket/prefix with -o endpoint= (the public HTTPS form against nginx) is the local mount" {
+    rm_mount_local g2c.zarr
+    zf_mount gs://bucket/g2c.zarr -o "endpoint=$NGX_HTTP"
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+    grep -q '"GET /bucket/g2c.zarr/.zmetadata HTTP' "$NGX_LOG" || fail "gs:// did not read bucket/g2c.zarr at the endpoint"
+}
+
+@test "http: ls and .info fetch no chunk and say chunks_present: unknown; a read does fetch" {
+    zf_mount "$NGX_HTTP/bucket/g3c.zarr"
+    local before after d f n=0
+    before=$(rm_chunk_requests "$NGX_LOG")
+    for d in "" sub sub/deep; do
+        zf_t ls -1f "$ZF_MNT/$d" >/dev/null || fail "ls $d failed"
+    done
+    for f in "$ZF_MNT"/*.info "$ZF_MNT"/sub/deep/*.info; do
+        zf_t cat "$f" >"$BATS_TEST_TMPDIR/info" || fail "cat $f failed"
+        grep -qE '^chunks_present: unknown( |$)' "$BATS_TEST_TMPDIR/info" || fail "$f: $(cat "$BATS_TEST_TMPDIR/info")"
+        n=$((n + 1))
+    done
+    ((n == 8)) || fail "$n .info files, expected 8"
+    after=$(rm_chunk_requests "$NGX_LOG")
+    ((after == before)) || fail "ls and .info fetched $((after - before)) chunks:
+$(tail -n $((after - before)) "$NGX_LOG")"
+    zf_t cat "$ZF_MNT/v3_plain.txt" >/dev/null || fail "cat failed"
+    after=$(rm_chunk_requests "$NGX_LOG")
+    ((after > before)) || fail "reading v3_plain.txt fetched no chunk: the request count is wrong"
+}
+
+@test "http: a group without consolidated metadata: the error says consolidation is needed" {
+    rm_mount_attempt "$NGX_HTTP/bucket/g3.zarr"
+    grep -qi 'consolidat' "$ZF_LOG" || fail "no word on consolidated metadata (mounted: $RM_MOUNTED): $(cat "$ZF_LOG")"
+    if ((RM_MOUNTED)); then
+        ls "$ZF_MNT" >/dev/null || fail "ls of the mount failed"
+        kill -0 "$ZF_PID" || fail "the daemon died"
+    else
+        [[ $ZF_STATUS == 1 ]] || fail "exit status $ZF_STATUS"
+    fi
+}
+
+@test "http: a store that is not there fails with exit status 1 and a clear error" {
+    zf_run_cli -f "$NGX_HTTP/bucket/nothing.zarr" "$BATS_TEST_TMPDIR"
+    [[ $ZF_RC == 1 ]] || fail "exit status $ZF_RC (want 1): $(cat "$ZF_ERR")"
+    grep -qiE '404|not found|no such|not a Zarr store' "$ZF_ERR" || fail "unclear error: $(cat "$ZF_ERR")"
+    [[ $(wc -l <"$ZF_ERR") == 1 ]] || fail "not one line: $(cat "$ZF_ERR")"
+}
+
+@test "zarrfs-cat: an http:// STORE gives the same bytes as the local store (txt, csv)" {
+    local cat=$ZF_BUILD_DIR/zarrfs-cat d a
+    zf_mktemp d
+    for a in a3 a2; do
+        zf_t "$cat" "$RM_STORES/$a.zarr" "$a" >"$d/local.txt" || fail "local zarrfs-cat failed"
+        zf_t "$cat" "$NGX_HTTP/bucket/$a.zarr" "$a" >"$d/remote.txt" 2>"$d/err" || fail "zarrfs-cat of the URL failed: $(cat "$d/err")"
+        zf_cmp "$d/local.txt" "$d/remote.txt"
+        zf_t "$cat" --csv "$NGX_HTTP/bucket/$a.zarr" "$a" >"$d/remote.csv" || fail "zarrfs-cat --csv failed"
+        zf_t "$cat" --csv "$RM_STORES/$a.zarr" "$a" >"$d/local.csv" || fail "local zarrfs-cat --csv failed"
+        zf_cmp "$d/local.csv" "$d/remote.csv"
+    done
+    zf_t "$cat" "$NGX_HTTP/bucket/g3c.zarr" sub/deep/leaf >"$d/remote.txt" || fail "zarrfs-cat of a nested array failed"
+    zf_t "$cat" "$RM_STORES/g3c.zarr" sub/deep/leaf >"$d/local.txt" || fail "local zarrfs-cat failed"
+    zf_cmp "$d/local.txt" "$d/remote.txt"
+}
