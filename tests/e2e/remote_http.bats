@@ -97,6 +97,21 @@ $(tail -n $((after - before)) "$NGX_LOG")"
     ((after > before)) || fail "reading v3_plain.txt fetched no chunk: the request count is wrong"
 }
 
+@test "http: a cold stat + cat + csv fetches each stored object once (v2 chunks, v3 shards)" {
+    local a objects before after
+    for a in a2 a3; do
+        objects=$(cd "$RM_STORES/$a.zarr" && find . -type f ! -name zarr.json ! -name '.z*' | wc -l)
+        ((objects >= 5)) || fail "$a: only $objects objects"
+        before=$(rm_chunk_requests "$NGX_LOG")
+        zf_mount "$NGX_HTTP/bucket/$a.zarr"
+        zf_t cat "$ZF_MNT/$a.txt" "$ZF_MNT/$a.csv" >/dev/null || fail "cat failed"
+        after=$(rm_chunk_requests "$NGX_LOG")
+        (( after - before == objects )) || fail "$a: $((after - before)) chunk requests for $objects objects:
+$(tail -n $((after - before)) "$NGX_LOG")"
+        zf_unmount
+    done
+}
+
 @test "http: a group without consolidated metadata: the error says consolidation is needed" {
     rm_mount_attempt "$NGX_HTTP/bucket/g3.zarr"
     grep -qi 'consolidat' "$ZF_LOG" || fail "no word on consolidated metadata (mounted: $RM_MOUNTED): $(cat "$ZF_LOG")"
