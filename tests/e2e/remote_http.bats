@@ -117,6 +117,31 @@ $(tail -n $((after - before)) "$NGX_LOG")"
     done
 }
 
+@test "http: a store rewritten while mounted (-o timeout=1): the re-check by ETag shows the new array" {
+    cp -r "$RM_STORES/g3c.zarr" "$RM_STORES/chg.zarr"
+    zf_mount "$NGX_HTTP/bucket/chg.zarr" -o timeout=1
+    local remote=$ZF_MNT old
+    old=$(zf_t cat "$remote/v3_plain.txt" | wc -l)
+    [[ $old == 851 ]] || fail "v3_plain.txt has $old lines before the change"
+    # zarr-python grows the array by 3 rows of new values and consolidates again
+    zf_t "$ZF_PYTHON" -c '
+import sys, warnings, numpy as np, zarr
+warnings.simplefilter("ignore")
+a = zarr.open_array(sys.argv[1] + "/v3_plain", mode="r+")
+a.resize((40, 23))
+a[37:] = (np.arange(69, dtype="i8").reshape(3, 23) * 10**9).astype("m8[ns]")
+zarr.consolidate_metadata(sys.argv[1])' "$RM_STORES/chg.zarr" || fail "rewriting the store failed"
+    rm_mount_local chg.zarr
+    local end=$((SECONDS + ZF_MOUNT_TIMEOUT + 5)) n # 20 s, 95 s under valgrind
+    until n=$(zf_t cat "$remote/v3_plain.txt" | wc -l) && [[ $n == 920 ]]; do
+        ((SECONDS < end)) || fail "the mount still shows $n lines (want 920)"
+        sleep 0.5
+    done
+    zf_cmp "$RM_LOCAL/v3_plain.txt" "$remote/v3_plain.txt"
+    zf_cmp "$RM_LOCAL/v3_plain.csv" "$remote/v3_plain.csv"
+    zf_cmp "$RM_LOCAL/v3_zstd.txt" "$remote/v3_zstd.txt"
+}
+
 @test "http: a group without consolidated metadata: the error says consolidation is needed" {
     rm_mount_attempt "$NGX_HTTP/bucket/g3.zarr"
     grep -qi 'consolidat' "$ZF_LOG" || fail "no word on consolidated metadata (mounted: $RM_MOUNTED): $(cat "$ZF_LOG")"
