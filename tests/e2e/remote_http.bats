@@ -142,6 +142,25 @@ zarr.consolidate_metadata(sys.argv[1])' "$RM_STORES/chg.zarr" || fail "rewriting
     zf_cmp "$RM_LOCAL/v3_zstd.txt" "$remote/v3_zstd.txt"
 }
 
+@test "http: memory stays within -o cache_size=16M plus the engine's own while 4x10^6 values (32 MiB decoded) are sized and read" {
+    if [[ ${ZF_VALGRIND:-0} != 0 ]] || ldd "$ZF_BIN" 2>/dev/null | grep -qE 'lib(a|t)san'; then
+        skip "resident memory means nothing under valgrind or a sanitizer"
+    fi
+    zf_t "$ZF_PYTHON" -c '
+import sys, warnings, numpy as np, zarr
+warnings.simplefilter("ignore")
+v = (np.random.default_rng(5).integers(0, 10**15, 4 * 10**6)).astype("m8[ns]")
+a = zarr.create_array(sys.argv[1], shape=v.shape, chunks=(100000,), dtype=v.dtype, overwrite=True)
+a[...] = v' "$RM_STORES/big.zarr" || fail "writing big.zarr failed"
+    rm_mount_local big.zarr
+    zf_mount "$NGX_HTTP/bucket/big.zarr" -o cache_size=16M
+    zf_t cmp "$RM_LOCAL/big.txt" "$ZF_MNT/big.txt" || fail "big.txt differs"
+    local hwm
+    hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$ZF_PID/status")
+    echo "# daemon VmHWM after sizing and reading 32 MiB of values with cache_size=16M: $((hwm / 1024)) MiB" >&3
+    ((hwm < (16 + 48) * 1024)) || fail "VmHWM $((hwm / 1024)) MiB: above cache_size (16 MiB) + 48 MiB"
+}
+
 @test "http: a group without consolidated metadata: the error says consolidation is needed" {
     rm_mount_attempt "$NGX_HTTP/bucket/g3.zarr"
     grep -qi 'consolidat' "$ZF_LOG" || fail "no word on consolidated metadata (mounted: $RM_MOUNTED): $(cat "$ZF_LOG")"
