@@ -22,6 +22,7 @@ typedef struct fake {
     zf_store *inner;              /* the local directory it serves */
     int can_list;                 /* 0: plain HTTP (list is ZF_EUNSUPPORTED) */
     unsigned latency_us;          /* added to every request */
+    const char *deny;             /* a key answered with 403 (ZF_EIO), or NULL */
     atomic_long reads, chunk_reads, ranges, stamps, lists, refused;
     atomic_int inflight, max_inflight;
 } fake;
@@ -85,6 +86,11 @@ static int fake_read(const zf_store *s, const char *key, size_t max, zf_store_bu
     int rc = zf_store_read(f->inner, key, max, b, n, st, err, errcap);
     remote_stamp(st);
     request_end(f);
+    if (f->deny && !strcmp(key, f->deny)) {
+        memset(st, 0, sizeof *st);
+        snprintf(err, errcap, "HTTP 403 (AccessDenied)");
+        rc = ZF_EIO;
+    }
     return rc;
 }
 
@@ -512,6 +518,14 @@ static void test_walk_plain(zf_cache *cache)
     CHECK(f.chunk_reads == 0, "no chunk read");
     printf("walk, v2 unconsolidated, S3: %ld requests for 30 arrays (%ld stamps)\n", requests(&f),
            (long)f.stamps);
+    zf_tree_free(t);
+    zf_store_close(s);
+    s = fake_open(&f, inner, 1, 16, 0); /* 403 on one node's metadata: that node is left out */
+    f.deny = "a005/.zarray";
+    CHECK(zf_tree_build(s, cache, &o, &t) == ZF_OK, "S3 walk with a 403");
+    CHECK(t && zf_tree_count(t) == zf_tree_count(lt) - 3, "the denied array only is left out");
+    CHECK(t && !zf_tree_lookup(t, ZF_ROOT_INO, "a005.txt") && zf_tree_lookup(t, ZF_ROOT_INO, "a006.txt"),
+          "a005 left out, a006 shown");
     zf_tree_free(t);
     zf_tree_free(lt);
     zf_store_close(s);
