@@ -130,6 +130,34 @@ s3_case() {
     ((n == 7)) || fail "$n arrays compared, expected 7"
 }
 
+@test "s3: an array rewritten in the bucket while mounted (-o timeout=1): the re-check shows the new array" {
+    env_creds
+    cp -r "$RM_STORES/g3.zarr" "$RM_STORES/chg.zarr"
+    net_s3 put "$VGW_URL" zarr stores/chg.zarr "$RM_STORES/chg.zarr" 2>/dev/null || fail "upload failed"
+    zf_mount s3://zarr/stores/chg.zarr -o "endpoint=$VGW_URL" -o timeout=1
+    local remote=$ZF_MNT n end
+    n=$(zf_t cat "$remote/v3_plain.txt" | wc -l)
+    [[ $n == 851 ]] || fail "v3_plain.txt has $n lines before the change"
+    # zarr-python grows the array by 3 rows of new values; the changed objects are uploaded again
+    zf_t "$ZF_PYTHON" -c '
+import sys, warnings, numpy as np, zarr
+warnings.simplefilter("ignore")
+a = zarr.open_array(sys.argv[1] + "/v3_plain", mode="r+")
+a.resize((40, 23))
+a[37:] = (np.arange(69, dtype="i8").reshape(3, 23) * 10**9).astype("m8[ns]")' "$RM_STORES/chg.zarr" || fail "rewriting the store failed"
+    net_s3 put "$VGW_URL" zarr stores/chg.zarr/v3_plain "$RM_STORES/chg.zarr/v3_plain" 2>/dev/null || fail "upload failed"
+    rm_mount_local chg.zarr
+    end=$((SECONDS + ZF_MOUNT_TIMEOUT + 5))
+    until n=$(zf_t cat "$remote/v3_plain.txt" | wc -l) && [[ $n == 920 ]]; do
+        ((SECONDS < end)) || fail "the mount still shows $n lines (want 920)"
+        sleep 0.5
+    done
+    zf_cmp "$RM_LOCAL/v3_plain.txt" "$remote/v3_plain.txt"
+    zf_cmp "$RM_LOCAL/v3_plain.csv" "$remote/v3_plain.csv"
+    grep -qx "$(grep '^chunks_present:' "$RM_LOCAL/v3_plain.info")" "$remote/v3_plain.info" \
+        || fail "chunks_present differs: $(grep chunks_present "$RM_LOCAL/v3_plain.info" "$remote/v3_plain.info")"
+}
+
 @test "s3: a wrong secret fails with a clear error and exit status 1, and the secret is not shown" {
     export AWS_ACCESS_KEY_ID=$S3_KEY AWS_SECRET_ACCESS_KEY=wrongSecret-$RANDOM$RANDOM AWS_REGION=us-east-1
     zf_run_cli -f -o "endpoint=$VGW_URL" s3://zarr/stores/g3.zarr "$BATS_TEST_TMPDIR"
