@@ -28,6 +28,11 @@ setup_file() {
 
 teardown_file() { rm_teardown_file; }
 
+teardown() {
+    zf_teardown
+    net_stop_all
+}
+
 setup() {
     unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_REGION \
         AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE AWS_CA_BUNDLE
@@ -104,6 +109,53 @@ s3_case() {
     zf_run_cli -f -o "endpoint=$VGW_TLS" s3://zarr/stores/a3.zarr "$BATS_TEST_TMPDIR"
     [[ $ZF_RC == 1 ]] || fail "exit status $ZF_RC without the CA (want 1): $(cat "$ZF_ERR")"
     grep -qiE 'certificate|verif|SSL|TLS' "$ZF_ERR" || fail "the error does not say why: $(cat "$ZF_ERR")"
+}
+
+@test "s3: 403 on one array's metadata (through a proxy) leaves that array out with a log line; the rest is exact" {
+    env_creds
+    net_proxy "$BATS_TEST_TMPDIR/proxy" "${VGW_URL#http://}" 120
+    net_proxy_set '{"fault": "status", "status": 403, "match": "/v3_zstd/zarr\\.json$"}'
+    rm_mount_local g3.zarr
+    zf_mount s3://zarr/stores/g3.zarr -o "endpoint=$PROXY_URL"
+    grep -q 'fault=status 403' "$PROXY_LOG" || fail "the 403 was never sent"
+    [[ ! -e $ZF_MNT/v3_zstd.txt ]] || fail "v3_zstd is shown although its metadata answered 403"
+    grep -E 'v3_zstd' "$ZF_LOG" | grep -q '403' || fail "no log line names v3_zstd and the 403: $(cat "$ZF_LOG")"
+    local f n=0
+    for f in "$RM_LOCAL"/*.txt "$RM_LOCAL"/sub/deep/*.txt; do
+        f=${f#"$RM_LOCAL"/}
+        [[ $f == v3_zstd.txt ]] && continue
+        zf_t cmp "$RM_LOCAL/$f" "$ZF_MNT/$f" || fail "$f differs"
+        n=$((n + 1))
+    done
+    ((n == 7)) || fail "$n arrays compared, expected 7"
+}
+
+@test "s3: an array rewritten in the bucket while mounted (-o timeout=1): the re-check shows the new array" {
+    env_creds
+    cp -r "$RM_STORES/g3.zarr" "$RM_STORES/chg.zarr"
+    net_s3 put "$VGW_URL" zarr stores/chg.zarr "$RM_STORES/chg.zarr" 2>/dev/null || fail "upload failed"
+    zf_mount s3://zarr/stores/chg.zarr -o "endpoint=$VGW_URL" -o timeout=1
+    local remote=$ZF_MNT n end
+    n=$(zf_t cat "$remote/v3_plain.txt" | wc -l)
+    [[ $n == 851 ]] || fail "v3_plain.txt has $n lines before the change"
+    # zarr-python grows the array by 3 rows of new values; the changed objects are uploaded again
+    zf_t "$ZF_PYTHON" -c '
+import sys, warnings, numpy as np, zarr
+warnings.simplefilter("ignore")
+a = zarr.open_array(sys.argv[1] + "/v3_plain", mode="r+")
+a.resize((40, 23))
+a[37:] = (np.arange(69, dtype="i8").reshape(3, 23) * 10**9).astype("m8[ns]")' "$RM_STORES/chg.zarr" || fail "rewriting the store failed"
+    net_s3 put "$VGW_URL" zarr stores/chg.zarr/v3_plain "$RM_STORES/chg.zarr/v3_plain" 2>/dev/null || fail "upload failed"
+    rm_mount_local chg.zarr
+    end=$((SECONDS + ZF_MOUNT_TIMEOUT + 5))
+    until n=$(zf_t cat "$remote/v3_plain.txt" | wc -l) && [[ $n == 920 ]]; do
+        ((SECONDS < end)) || fail "the mount still shows $n lines (want 920)"
+        sleep 0.5
+    done
+    zf_cmp "$RM_LOCAL/v3_plain.txt" "$remote/v3_plain.txt"
+    zf_cmp "$RM_LOCAL/v3_plain.csv" "$remote/v3_plain.csv"
+    grep -qx "$(grep '^chunks_present:' "$RM_LOCAL/v3_plain.info")" "$remote/v3_plain.info" \
+        || fail "chunks_present differs: $(grep chunks_present "$RM_LOCAL/v3_plain.info" "$remote/v3_plain.info")"
 }
 
 @test "s3: a wrong secret fails with a clear error and exit status 1, and the secret is not shown" {
