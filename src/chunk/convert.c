@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "chunk/convert_impl.h"
 
 /* what one element's decoding needs, worked out once per chunk */
 typedef struct rule {
@@ -339,6 +340,47 @@ static void elem_text(zf_elem e, const uint8_t *p, char *buf, size_t cap)
                                                           : e.size == 4 ? v.u4 : v.u8));
 }
 
+/* the block loops' constants (convert_impl.h) for a chunk under rule r, if
+ * they apply: int64 or float64 data, neither packed nor uint64, at most two
+ * mask values that can match (a NaN mask value matches nothing) */
+static int fast_rule(const rule *r, zf_fast *f)
+{
+    const zf_cf *cf = r->cf;
+    *f = (zf_fast){1, {INT64_MIN, INT64_MIN}, {NAN, NAN}, 1.0, 0};
+    if (cf->pack != ZF_CF_PACK_NONE || cf->elem.size != 8 || cf->elem.kind == ZF_ELEM_UINT)
+        return 0;
+    if (cf->elem.kind == ZF_ELEM_INT) {
+        if (cf->path != ZF_CF_PATH_INT || cf->nmask_f || cf->nmask_i > 2)
+            return 0;
+        for (unsigned k = 0; k < cf->nmask_i; k++)
+            f->mask_i[k] = cf->mask_i[k];
+        f->mult = r->factor * pow1000[r->ulevel - r->level]; /* <= 86400 * 10^9 */
+        return 1;
+    }
+    unsigned used = 0;
+    for (unsigned k = 0; k < cf->nmask_f; k++)
+        if (!isnan(cf->mask_f[k])) {
+            if (used == 2)
+                return 0;
+            f->mask_f[used++] = cf->mask_f[k];
+        }
+    if (cf->path != ZF_CF_PATH_F64 || cf->nmask_i)
+        return 0;
+    f->factor = (double)r->factor;
+    return 1;
+}
+
+/* convert the elements at buf with the block loops (constants f, the float
+ * steps go into r->steps too); how many elements are done */
+static uint64_t convert_fast(rule *r, zf_fast *f, void *buf, uint64_t n)
+{
+    if (r->cf->elem.kind == ZF_ELEM_INT)
+        return zf_fast_i64(buf, n, f);
+    r->steps = f->steps = zf_fast_f64_steps(buf, n, f, 3 - r->level);
+    f->mult = pow1000[r->ulevel - r->level - r->steps];
+    return zf_fast_f64(buf, n, f);
+}
+
 /* convert n elements at buf in place; on failure the reason goes to err,
  * after "element K: " when many */
 static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err, size_t errcap)
@@ -347,10 +389,16 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
     loop_fn loop;
     steps_fn steps;
     pick_loops(cf->elem, &loop, &steps);
-    if (float_path(cf))
+    zf_fast f;
+    int fast = fast_rule(&r, &f);
+    uint64_t done = fast ? convert_fast(&r, &f, buf, n) : 0, bad = 0;
+    if (!fast && float_path(cf))
         r.steps = steps(&r, buf, n);
-    uint64_t bad = 0;
-    int rc = loop(&r, buf, n, &bad);
+    int rc = ZF_OK;
+    if (done < n) { /* not a fast case, or the block the fast loops left (an error) */
+        rc = loop(&r, (uint8_t *)buf + done * cf->elem.size, n - done, &bad);
+        bad += done;
+    }
     if (rc) {
         char v[32], at[40] = "";
         elem_text(cf->elem, (const uint8_t *)buf + bad * cf->elem.size, v, sizeof v);

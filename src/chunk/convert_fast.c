@@ -1,0 +1,240 @@
+/* convert_fast.c - int64 and float64 CF counts to ticks, a block at a time.
+ *
+ * The loops are branch-free (selects and comparisons the compiler
+ * vectorises) and read and write the chunk with memcpy (no aliasing
+ * assumptions about the decode buffer).  Each block is checked and converted
+ * into a small array first, then copied over its stored elements, so a block
+ * holding a value beyond int64 ticks is left untouched for convert.c's
+ * element-by-element loops.  Arithmetic as convert.c's rules (see there):
+ * the float64 steps are the same roundings in the same order (built with
+ * -ffp-contract=off); the only changes are of form, e.g. the int64 products
+ * checked against bounds instead of with __builtin_mul_overflow.  The same
+ * loops are built twice, for any x86-64 and for AVX-512 (F, DQ, VL: 64-bit
+ * compares, products and float conversions in vectors), and chosen at run
+ * time as the formatter chooses its vector runs (ZARRFS_NO_SIMD). */
+#include "chunk/convert_impl.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* the counts c for which c * m fits in int64 (m >= 1): lo <= c <= hi */
+typedef struct bounds {
+    int64_t lo, hi;
+} bounds;
+
+INLINE bounds bounds_of(int64_t m)
+{
+    return (bounds){INT64_MIN / m, INT64_MAX / m}; /* C division rounds toward zero: exact bounds */
+}
+
+/* c * m in two's complement (only kept where it fits, else replaced by NaT) */
+INLINE int64_t times(int64_t c, int64_t m)
+{
+    return (int64_t)((uint64_t)c * (uint64_t)m); /* GCC and Clang define the narrowing: wraps */
+}
+
+/* int64 counts: see zf_fast_i64 */
+INLINE uint64_t i64_blocks(void *v, uint64_t n, const zf_fast *f)
+{
+    const int64_t m0 = f->mask_i[0], m1 = f->mask_i[1], mult = f->mult;
+    const bounds b = bounds_of(mult);
+    uint8_t *p = v;
+    for (uint64_t at = 0; at < n; at += ZF_FAST_BLOCK) {
+        uint64_t len = n - at < ZF_FAST_BLOCK ? n - at : ZF_FAST_BLOCK;
+        int64_t in[ZF_FAST_BLOCK], out[ZF_FAST_BLOCK];
+        int64_t ok = 1;
+        memcpy(in, p + at * 8, (size_t)len * 8);
+        for (uint64_t i = 0; i < len; i++) {
+            int64_t c = in[i];
+            int64_t nat = (c == INT64_MIN) | (c == m0) | (c == m1);
+            ok &= nat | ((c >= b.lo) & (c <= b.hi));
+            out[i] = nat ? INT64_MIN : times(c, mult);
+        }
+        if (!ok)
+            return at;
+        memcpy(p + at * 8, out, (size_t)len * 8);
+    }
+    return n;
+}
+
+/* is a (>= 0, or NaN) not a whole number?  Below 2^52, adding and taking
+ * away 2^52 rounds it to a whole number (exactly: the sum has a unit in its
+ * last place of 1), which equals a only if a was whole; from 2^52 up every
+ * double is whole; NaN and infinity compare false (xarray: NaN % 1 > 0 is
+ * False) */
+INLINE int64_t fractional(double a)
+{
+    return (a < 0x1p52) & ((a + 0x1p52) - 0x1p52 != a);
+}
+
+/* float64 counts: see zf_fast_f64_steps */
+INLINE int f64_steps_blocks(const void *v, uint64_t n, const zf_fast *f, int max)
+{
+    const double m0 = f->mask_f[0], m1 = f->mask_f[1], factor = f->factor;
+    const uint8_t *p = v;
+    int most = 0;
+    for (uint64_t at = 0; at < n && most < max; at += ZF_FAST_BLOCK) {
+        uint64_t len = n - at < ZF_FAST_BLOCK ? n - at : ZF_FAST_BLOCK;
+        int64_t any0 = 0, any1 = 0, any2 = 0; /* a count not whole after 0, 1, 2 steps */
+        double in[ZF_FAST_BLOCK];
+        memcpy(in, p + at * 8, (size_t)len * 8);
+        for (uint64_t i = 0; i < len; i++) {
+            double x = in[i];
+            int64_t keep = !((x == m0) | (x == m1));
+            double y = x * factor;
+            any0 |= keep & fractional(fabs(y));
+            y *= 1000.0;
+            any1 |= keep & fractional(fabs(y));
+            y *= 1000.0;
+            any2 |= keep & fractional(fabs(y));
+        }
+        /* a whole count stays whole when multiplied by 1000, so any2 <= any1 <= any0 */
+        int s = (int)(any0 + any1 + any2);
+        s = s < max ? s : max;
+        most = s > most ? s : most;
+    }
+    return most;
+}
+
+/* y if it is within [-2^63, 2^63) (its truncation is an int64), else 0.0,
+ * and whether it is; a select on the bits (vectorises where a select of
+ * doubles does not) */
+INLINE double in_range(double y, int64_t *inside)
+{
+    *inside = (y >= -0x1p63) & (y < 0x1p63); /* false for NaN */
+    uint64_t bits;
+    memcpy(&bits, &y, sizeof bits);
+    bits &= (uint64_t)0 - (uint64_t)*inside;
+    memcpy(&y, &bits, sizeof y);
+    return y;
+}
+
+/* float64 counts: see zf_fast_f64, with the step count a constant */
+INLINE uint64_t f64_blocks(void *v, uint64_t n, const zf_fast *f, const int steps)
+{
+    const double m0 = f->mask_f[0], m1 = f->mask_f[1], factor = f->factor;
+    const int64_t mult = f->mult;
+    const bounds b = bounds_of(mult);
+    uint8_t *p = v;
+    for (uint64_t at = 0; at < n; at += ZF_FAST_BLOCK) {
+        uint64_t len = n - at < ZF_FAST_BLOCK ? n - at : ZF_FAST_BLOCK;
+        double in[ZF_FAST_BLOCK];
+        int64_t out[ZF_FAST_BLOCK];
+        int64_t ok = 1;
+        memcpy(in, p + at * 8, (size_t)len * 8);
+        for (uint64_t i = 0; i < len; i++) {
+            double x = in[i], y = x * factor;
+            for (int k = 0; k < steps; k++)
+                y *= 1000.0;
+            int64_t inside;
+            int64_t c = (int64_t)in_range(y, &inside); /* truncates, as astype(int64) */
+            int64_t nat = (x != x) | (x == m0) | (x == m1) | (c == INT64_MIN);
+            ok &= nat | (inside & (c >= b.lo) & (c <= b.hi));
+            out[i] = nat ? INT64_MIN : times(c, mult);
+        }
+        if (!ok)
+            return at;
+        memcpy(p + at * 8, out, (size_t)len * 8);
+    }
+    return n;
+}
+
+/* one instance of the loops per target: NAME_i64, NAME_steps, NAME_f64 */
+#define INSTANCES(NAME, ATTR)                                                            \
+    ATTR static uint64_t NAME##_i64(void *v, uint64_t n, const zf_fast *f)               \
+    {                                                                                    \
+        return i64_blocks(v, n, f);                                                      \
+    }                                                                                    \
+    ATTR static int NAME##_steps(const void *v, uint64_t n, const zf_fast *f, int max)   \
+    {                                                                                    \
+        return f64_steps_blocks(v, n, f, max);                                           \
+    }                                                                                    \
+    ATTR static uint64_t NAME##_f64(void *v, uint64_t n, const zf_fast *f)               \
+    {                                                                                    \
+        switch (f->steps) {                                                              \
+        case 0:                                                                          \
+            return f64_blocks(v, n, f, 0);                                               \
+        case 1:                                                                          \
+            return f64_blocks(v, n, f, 1);                                               \
+        case 2:                                                                          \
+            return f64_blocks(v, n, f, 2);                                               \
+        default:                                                                         \
+            return f64_blocks(v, n, f, 3);                                               \
+        }                                                                                \
+    }
+
+INSTANCES(any, )
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(ZF_NO_SIMD)
+#define HAVE_AVX512 1
+INSTANCES(avx512, __attribute__((target("avx512f,avx512dq,avx512vl"))))
+
+/* does this CPU (and its OS) run the AVX-512 instances? */
+static int avx512_supported(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vl");
+}
+#else
+#define HAVE_AVX512 0
+static int avx512_supported(void)
+{
+    return 0;
+}
+#endif
+
+static int simd_on; /* the AVX-512 instances are used */
+static pthread_once_t simd_once = PTHREAD_ONCE_INIT;
+
+static void simd_init(void)
+{
+    const char *no = getenv("ZARRFS_NO_SIMD");
+    simd_on = !(no && *no) && avx512_supported();
+}
+
+static int use_simd(void)
+{
+    pthread_once(&simd_once, simd_init);
+    return __atomic_load_n(&simd_on, __ATOMIC_RELAXED);
+}
+
+int zf_fast_simd(int on)
+{
+    pthread_once(&simd_once, simd_init);
+    __atomic_store_n(&simd_on, on && avx512_supported(), __ATOMIC_RELAXED);
+    return use_simd();
+}
+
+uint64_t zf_fast_i64(void *v, uint64_t n, const zf_fast *f)
+{
+    if (f->mult == 1 && f->mask_i[0] == INT64_MIN && f->mask_i[1] == INT64_MIN)
+        return n; /* the counts are the ticks (INT64_MIN is NaT in both) */
+#if HAVE_AVX512
+    if (use_simd())
+        return avx512_i64(v, n, f);
+#endif
+    return any_i64(v, n, f);
+}
+
+int zf_fast_f64_steps(const void *v, uint64_t n, const zf_fast *f, int max)
+{
+#if HAVE_AVX512
+    if (use_simd())
+        return avx512_steps(v, n, f, max);
+#endif
+    return any_steps(v, n, f, max);
+}
+
+uint64_t zf_fast_f64(void *v, uint64_t n, const zf_fast *f)
+{
+#if HAVE_AVX512
+    if (use_simd())
+        return avx512_f64(v, n, f);
+#endif
+    return any_f64(v, n, f);
+}
