@@ -358,6 +358,7 @@ static void absolute(void)
         CHECK(t[0] == 1000000000 && t[1] == 2000000000, "padded: %lld %lld", (long long)t[0],
               (long long)t[1]);
         double b[2] = {9223372037.0, 1.0};
+        shape[0] = 2;
         CHECK(zf_convert_chunk(&m.cf, b, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT &&
                   strstr(err, "element 0"), "9223372037 s: %s", err);
         zf_meta_clear(&m);
