@@ -10,7 +10,11 @@
  *           multiplied by 1000 in their own precision until whole or at ns,
  *           then truncated (astype(int64)); then exactly to cf->unit.
  * Where numpy would overflow (xarray raises OutOfBoundsTimedelta, or
- * silently wraps), the element is an error instead. */
+ * silently wraps), the element is an error instead.  Chunks of int64 or
+ * float64 counts, neither packed nor with more than two mask values, take the
+ * block loops of convert_fast.c (the same arithmetic, vectorised); these
+ * element rules do every other chunk, and the block the loops leave when a
+ * value is beyond int64 ticks (to name the element). */
 #include "chunk/convert.h"
 
 #include <math.h>
