@@ -11,13 +11,23 @@
  * checked against bounds instead of with __builtin_mul_overflow.  The same
  * loops are built twice, for any x86-64 and for AVX-512 (F, DQ, VL: 64-bit
  * compares, products and float conversions in vectors), and chosen at run
- * time as the formatter chooses its vector runs (ZARRFS_NO_SIMD). */
+ * time as the formatter chooses its vector runs (ZARRFS_NO_SIMD); the
+ * float64 conversion, the one xarray's float encodings always need, is
+ * written out in AVX-512 intrinsics (one pass, no block copies). */
 #include "chunk/convert_impl.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(ZF_NO_SIMD)
+#define HAVE_AVX512 1
+#include <immintrin.h>
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512vl")))
+#else
+#define HAVE_AVX512 0
+#endif
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -143,7 +153,7 @@ INLINE uint64_t f64_blocks(void *v, uint64_t n, const zf_fast *f, const int step
     return n;
 }
 
-/* one instance of the loops per target: NAME_i64, NAME_steps, NAME_f64 */
+/* the loops for one target: NAME_i64, NAME_steps */
 #define INSTANCES(NAME, ATTR)                                                            \
     ATTR static uint64_t NAME##_i64(void *v, uint64_t n, const zf_fast *f)               \
     {                                                                                    \
@@ -152,26 +162,64 @@ INLINE uint64_t f64_blocks(void *v, uint64_t n, const zf_fast *f, const int step
     ATTR static int NAME##_steps(const void *v, uint64_t n, const zf_fast *f, int max)   \
     {                                                                                    \
         return f64_steps_blocks(v, n, f, max);                                           \
-    }                                                                                    \
-    ATTR static uint64_t NAME##_f64(void *v, uint64_t n, const zf_fast *f)               \
-    {                                                                                    \
-        switch (f->steps) {                                                              \
-        case 0:                                                                          \
-            return f64_blocks(v, n, f, 0);                                               \
-        case 1:                                                                          \
-            return f64_blocks(v, n, f, 1);                                               \
-        case 2:                                                                          \
-            return f64_blocks(v, n, f, 2);                                               \
-        default:                                                                         \
-            return f64_blocks(v, n, f, 3);                                               \
-        }                                                                                \
     }
+
+/* f64_blocks with the step count a constant in each instance */
+static uint64_t any_f64(void *v, uint64_t n, const zf_fast *f)
+{
+    switch (f->steps) {
+    case 0:
+        return f64_blocks(v, n, f, 0);
+    case 1:
+        return f64_blocks(v, n, f, 1);
+    case 2:
+        return f64_blocks(v, n, f, 2);
+    default:
+        return f64_blocks(v, n, f, 3);
+    }
+}
 
 INSTANCES(any, )
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(ZF_NO_SIMD)
-#define HAVE_AVX512 1
-INSTANCES(avx512, __attribute__((target("avx512f,avx512dq,avx512vl"))))
+#if HAVE_AVX512
+INSTANCES(avx512, AVX512)
+
+/* f64_blocks in AVX-512 intrinsics, eight counts at a time, in one pass:
+ * a group of eight is checked before it is stored, so everything before the
+ * first group holding a value beyond int64 ticks is converted and nothing
+ * from it on (VCVTTPD2QQ gives 2^63 for NaN and out-of-range values: defined,
+ * and never kept) */
+AVX512 static uint64_t avx512_f64_groups(void *v, uint64_t n, const zf_fast *f)
+{
+    const __m512d m0 = _mm512_set1_pd(f->mask_f[0]), m1 = _mm512_set1_pd(f->mask_f[1]);
+    const __m512d factor = _mm512_set1_pd(f->factor), k1000 = _mm512_set1_pd(1000.0);
+    const __m512d lo_d = _mm512_set1_pd(-0x1p63), hi_d = _mm512_set1_pd(0x1p63);
+    const bounds b = bounds_of(f->mult);
+    const __m512i nat = _mm512_set1_epi64(INT64_MIN), mult = _mm512_set1_epi64(f->mult);
+    const __m512i lo = _mm512_set1_epi64(b.lo), hi = _mm512_set1_epi64(b.hi);
+    const int steps = f->steps;
+    uint8_t *p = v;
+    for (uint64_t i = 0; i < n; i += 8) {
+        __mmask8 lanes = n - i >= 8 ? 0xFF : (__mmask8)((1u << (n - i)) - 1);
+        __m512d x = _mm512_maskz_loadu_pd(lanes, p + i * 8);
+        __m512d y = _mm512_mul_pd(x, factor);
+        for (int k = 0; k < steps; k++)
+            y = _mm512_mul_pd(y, k1000);
+        __mmask8 inside = _mm512_cmp_pd_mask(y, lo_d, _CMP_GE_OQ) &
+                          _mm512_cmp_pd_mask(y, hi_d, _CMP_LT_OQ);
+        __m512i c = _mm512_cvttpd_epi64(y);
+        __mmask8 isnat = _mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q) |
+                         _mm512_cmp_pd_mask(x, m0, _CMP_EQ_OQ) |
+                         _mm512_cmp_pd_mask(x, m1, _CMP_EQ_OQ) |
+                         (inside & _mm512_cmpeq_epi64_mask(c, nat));
+        __mmask8 fits = inside & _mm512_cmpge_epi64_mask(c, lo) & _mm512_cmple_epi64_mask(c, hi);
+        if ((__mmask8)(lanes & ~(isnat | fits)))
+            return i;
+        __m512i t = _mm512_mask_mullo_epi64(nat, (__mmask8)~isnat, c, mult);
+        _mm512_mask_storeu_epi64(p + i * 8, lanes, t);
+    }
+    return n;
+}
 
 /* does this CPU (and its OS) run the AVX-512 instances? */
 static int avx512_supported(void)
@@ -181,7 +229,6 @@ static int avx512_supported(void)
            __builtin_cpu_supports("avx512vl");
 }
 #else
-#define HAVE_AVX512 0
 static int avx512_supported(void)
 {
     return 0;
@@ -234,7 +281,7 @@ uint64_t zf_fast_f64(void *v, uint64_t n, const zf_fast *f)
 {
 #if HAVE_AVX512
     if (use_simd())
-        return avx512_f64(v, n, f);
+        return avx512_f64_groups(v, n, f);
 #endif
     return any_f64(v, n, f);
 }

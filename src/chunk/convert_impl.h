@@ -3,16 +3,17 @@
  *
  * convert.c decides whether a chunk takes these loops and with what
  * constants; they compute exactly what its element-by-element rules compute,
- * a block of elements at a time, without branches, in place.  A block holding
- * an element they cannot convert (beyond int64 ticks) is left as it was, and
- * so is everything after it: they return where that block starts and
- * convert.c's own loops convert the rest (and name the element). */
+ * a block of elements at a time, without branches, in place.  A block (of
+ * ZF_FAST_BLOCK, or of eight in the AVX-512 float64 loop) holding an element
+ * they cannot convert (beyond int64 ticks) is left as it was, and so is
+ * everything after it: they return where that block starts and convert.c's
+ * own loops convert the rest (and name the element). */
 #ifndef ZF_CONVERT_IMPL_H
 #define ZF_CONVERT_IMPL_H
 
 #include <stdint.h>
 
-/* elements per block */
+/* elements per block of the portable loops */
 #define ZF_FAST_BLOCK 512
 
 /* the constants of one chunk's conversion */
@@ -36,8 +37,8 @@ int zf_fast_f64_steps(const void *v, uint64_t n, const zf_fast *f, int max);
 
 /* float64 counts (NaN and mask_f are NaT) times f->factor, times 1000
  * f->steps times, truncated to int64, times f->mult, in place over the n
- * elements at v.  Returns n, or the start of the first block holding a value
- * beyond int64 ticks (an infinity included). */
+ * elements at v.  Returns n, or the start of the first block (or group of
+ * eight) holding a value beyond int64 ticks (an infinity included). */
 uint64_t zf_fast_f64(void *v, uint64_t n, const zf_fast *f);
 
 /* Use the AVX-512 loops when the CPU has them (on = 1, the default unless

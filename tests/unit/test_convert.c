@@ -414,13 +414,16 @@ static void loop_returns(void)
     memcpy(&t, &d[3], 8);
     CHECK(t == 1500000000 && memcmp(d + 2 * BLK, dkeep + 2 * BLK, (N - 2 * BLK) * 8) == 0,
           "float64: blocks 0-1 converted (%lld), the rest untouched", (long long)t);
-    /* whole seconds: -2^63 (an int64 -2^63 is NaT) is NaT, not beyond */
-    double w[2] = {-0x1p63, 2.0};
+    /* whole seconds: -2^63 (an int64 -2^63 is NaT) is NaT, not beyond; the
+     * int64 bounds of 10^9 ticks per count are within */
+    double w[4] = {-0x1p63, 2.0, 9223372036.0, -9223372036.0};
     zf_fast h = {1000000000, {NAT, NAT}, {NAN, NAN}, 1.0, 0};
-    CHECK(zf_fast_f64_steps(w, 2, &h, 3) == 0 && zf_fast_f64(w, 2, &h) == 2, "whole -2^63 s");
+    CHECK(zf_fast_f64_steps(w, 4, &h, 3) == 0 && zf_fast_f64(w, 4, &h) == 4, "whole s");
     memcpy(v, w, sizeof w);
-    CHECK(v[0] == NAT && v[1] == 2000000000, "whole -2^63 s: %lld %lld", (long long)v[0],
-          (long long)v[1]);
+    CHECK(v[0] == NAT && v[1] == 2000000000 && v[2] == INT64_C(9223372036000000000) &&
+              v[3] == -INT64_C(9223372036000000000),
+          "whole s: %lld %lld %lld %lld", (long long)v[0], (long long)v[1], (long long)v[2],
+          (long long)v[3]);
     /* a masked value needs no step, whatever it is */
     double one[2] = {0.001, 2.0};
     zf_fast g = {1, {NAT, NAT}, {0.001, NAN}, 1.0, 0};
