@@ -1,19 +1,23 @@
-/* convert_fast.c - int64 and float64 CF counts to ticks, a block at a time.
+/* convert_fast.c - int64 and float64 CF counts to ticks, many at a time.
  *
- * The loops are branch-free (selects and comparisons the compiler
- * vectorises) and read and write the chunk with memcpy (no aliasing
- * assumptions about the decode buffer).  Each block is checked and converted
- * into a small array first, then copied over its stored elements, so a block
- * holding a value beyond int64 ticks is left untouched for convert.c's
- * element-by-element loops.  Arithmetic as convert.c's rules (see there):
- * the float64 steps are the same roundings in the same order (built with
- * -ffp-contract=off); the only changes are of form, e.g. the int64 products
- * checked against bounds instead of with __builtin_mul_overflow.  The same
- * loops are built twice, for any x86-64 and for AVX-512 (F, DQ, VL: 64-bit
- * compares, products and float conversions in vectors), and chosen at run
- * time as the formatter chooses its vector runs (ZARRFS_NO_SIMD); the
- * float64 conversion, the one xarray's float encodings always need, is
- * written out in AVX-512 intrinsics (one pass, no block copies). */
+ * Arithmetic as convert.c's rules (see there): the float64 steps are the
+ * same roundings in the same order (built with -ffp-contract=off); the only
+ * changes are of form, e.g. int64 products checked against bounds instead of
+ * with __builtin_mul_overflow, and the truncation of a float64 by the
+ * conversion itself.  The chunk is read and written with memcpy or unaligned
+ * vector loads (no aliasing assumptions about the decode buffer).
+ *
+ *   int64 counts, and the float64 steps scan: branch-free block loops the
+ *     compiler vectorises, a block checked and converted into a small array,
+ *     then copied over its stored elements (an error leaves it untouched);
+ *   float64 counts: AVX-512 intrinsics, eight at a time, each group checked
+ *     before it is stored; elsewhere one at a time, the rare cases (NaT,
+ *     beyond) behind predictable branches.
+ *
+ * The block loops are built twice, for any x86-64 and for AVX-512 (F, DQ,
+ * VL: 64-bit compares, products and float conversions in vectors); the
+ * AVX-512 code is chosen at run time as the formatter chooses its vector runs
+ * (ZARRFS_NO_SIMD turns it off). */
 #include "chunk/convert_impl.h"
 
 #include <math.h>
@@ -110,49 +114,6 @@ INLINE int f64_steps_blocks(const void *v, uint64_t n, const zf_fast *f, int max
     return most;
 }
 
-/* y if it is within [-2^63, 2^63) (its truncation is an int64), else 0.0,
- * and whether it is; a select on the bits (vectorises where a select of
- * doubles does not) */
-INLINE double in_range(double y, int64_t *inside)
-{
-    *inside = (y >= -0x1p63) & (y < 0x1p63); /* false for NaN */
-    uint64_t bits;
-    memcpy(&bits, &y, sizeof bits);
-    bits &= (uint64_t)0 - (uint64_t)*inside;
-    memcpy(&y, &bits, sizeof y);
-    return y;
-}
-
-/* float64 counts: see zf_fast_f64, with the step count a constant */
-INLINE uint64_t f64_blocks(void *v, uint64_t n, const zf_fast *f, const int steps)
-{
-    const double m0 = f->mask_f[0], m1 = f->mask_f[1], factor = f->factor;
-    const int64_t mult = f->mult;
-    const bounds b = bounds_of(mult);
-    uint8_t *p = v;
-    for (uint64_t at = 0; at < n; at += ZF_FAST_BLOCK) {
-        uint64_t len = n - at < ZF_FAST_BLOCK ? n - at : ZF_FAST_BLOCK;
-        double in[ZF_FAST_BLOCK];
-        int64_t out[ZF_FAST_BLOCK];
-        int64_t ok = 1;
-        memcpy(in, p + at * 8, (size_t)len * 8);
-        for (uint64_t i = 0; i < len; i++) {
-            double x = in[i], y = x * factor;
-            for (int k = 0; k < steps; k++)
-                y *= 1000.0;
-            int64_t inside;
-            int64_t c = (int64_t)in_range(y, &inside); /* truncates, as astype(int64) */
-            int64_t nat = (x != x) | (x == m0) | (x == m1) | (c == INT64_MIN);
-            ok &= nat | (inside & (c >= b.lo) & (c <= b.hi));
-            out[i] = nat ? INT64_MIN : times(c, mult);
-        }
-        if (!ok)
-            return at;
-        memcpy(p + at * 8, out, (size_t)len * 8);
-    }
-    return n;
-}
-
 /* the loops for one target: NAME_i64, NAME_steps */
 #define INSTANCES(NAME, ATTR)                                                            \
     ATTR static uint64_t NAME##_i64(void *v, uint64_t n, const zf_fast *f)               \
@@ -164,19 +125,36 @@ INLINE uint64_t f64_blocks(void *v, uint64_t n, const zf_fast *f, const int step
         return f64_steps_blocks(v, n, f, max);                                           \
     }
 
-/* f64_blocks with the step count a constant in each instance */
+/* float64 counts (see zf_fast_f64) one at a time, for CPUs without the
+ * AVX-512 loop: the rare cases (NaT, beyond) behind predictable branches;
+ * stops at the first value beyond int64 ticks, everything before it done */
 static uint64_t any_f64(void *v, uint64_t n, const zf_fast *f)
 {
-    switch (f->steps) {
-    case 0:
-        return f64_blocks(v, n, f, 0);
-    case 1:
-        return f64_blocks(v, n, f, 1);
-    case 2:
-        return f64_blocks(v, n, f, 2);
-    default:
-        return f64_blocks(v, n, f, 3);
+    const double m0 = f->mask_f[0], m1 = f->mask_f[1], factor = f->factor;
+    const int64_t mult = f->mult;
+    const int steps = f->steps;
+    const bounds b = bounds_of(mult);
+    uint8_t *p = v;
+    for (uint64_t i = 0; i < n; i++) {
+        double x;
+        int64_t t = INT64_MIN;
+        memcpy(&x, p + i * 8, 8);
+        double y = x * factor;
+        for (int k = 0; k < steps; k++)
+            y *= 1000.0;
+        if (!(x != x || x == m0 || x == m1)) {
+            if (!(y >= -0x1p63 && y < 0x1p63))
+                return i;
+            int64_t c = (int64_t)y; /* truncates, as astype(int64) */
+            if (c != INT64_MIN) {
+                if (c < b.lo || c > b.hi)
+                    return i;
+                t = c * mult;
+            }
+        }
+        memcpy(p + i * 8, &t, 8);
     }
+    return n;
 }
 
 INSTANCES(any, )

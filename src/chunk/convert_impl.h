@@ -1,13 +1,13 @@
-/* convert_impl.h - the block loops of the common CF encodings (private to
+/* convert_impl.h - the fast loops of the common CF encodings (private to
  * src/chunk and the white-box unit tests).
  *
  * convert.c decides whether a chunk takes these loops and with what
  * constants; they compute exactly what its element-by-element rules compute,
- * a block of elements at a time, without branches, in place.  A block (of
- * ZF_FAST_BLOCK, or of eight in the AVX-512 float64 loop) holding an element
- * they cannot convert (beyond int64 ticks) is left as it was, and so is
- * everything after it: they return where that block starts and convert.c's
- * own loops convert the rest (and name the element). */
+ * many elements at a time, in place.  Where an element is beyond int64 ticks
+ * they stop: every element before the index they return is converted, none
+ * from it on, and the failing element is at or after it (it starts the
+ * block of ZF_FAST_BLOCK, the group of eight, or is the element itself);
+ * convert.c's own loops convert the rest and name the element. */
 #ifndef ZF_CONVERT_IMPL_H
 #define ZF_CONVERT_IMPL_H
 
@@ -26,8 +26,8 @@ typedef struct zf_fast {
 } zf_fast;
 
 /* int64 counts (INT64_MIN and mask_i are NaT) times f->mult, in place over
- * the n elements at v (8 bytes each, machine order).  Returns n, or the
- * start of the first block holding a count whose ticks overflow int64. */
+ * the n elements at v (8 bytes each, machine order).  Returns n, or where it
+ * stopped (above) at a count whose ticks overflow int64. */
 uint64_t zf_fast_i64(void *v, uint64_t n, const zf_fast *f);
 
 /* The most x1000 steps (at most max) the float64 counts at v, each times
@@ -37,8 +37,8 @@ int zf_fast_f64_steps(const void *v, uint64_t n, const zf_fast *f, int max);
 
 /* float64 counts (NaN and mask_f are NaT) times f->factor, times 1000
  * f->steps times, truncated to int64, times f->mult, in place over the n
- * elements at v.  Returns n, or the start of the first block (or group of
- * eight) holding a value beyond int64 ticks (an infinity included). */
+ * elements at v.  Returns n, or where it stopped (above) at a value beyond
+ * int64 ticks (an infinity included). */
 uint64_t zf_fast_f64(void *v, uint64_t n, const zf_fast *f);
 
 /* Use the AVX-512 loops when the CPU has them (on = 1, the default unless

@@ -409,7 +409,7 @@ static void loop_returns(void)
     f.mult = 1000000;
     f.steps = zf_fast_f64_steps(d, N, &f, 3);
     CHECK(f.steps == 1, "0.5 s needs one step: %d", f.steps);
-    CHECK(zf_fast_f64(d, N, &f) == 2 * BLK, "float64 stops at block 2");
+    CHECK(zf_fast_f64(d, N, &f) == 2 * BLK, "float64 stops at the infinity (a block start)");
     int64_t t;
     memcpy(&t, &d[3], 8);
     CHECK(t == 1500000000 && memcmp(d + 2 * BLK, dkeep + 2 * BLK, (N - 2 * BLK) * 8) == 0,
