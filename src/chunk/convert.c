@@ -12,8 +12,8 @@
  * Where numpy would overflow (xarray raises OutOfBoundsTimedelta, or
  * silently wraps), the element is an error instead.  Chunks of int64 or
  * float64 counts, neither packed nor with more than two mask values, take the
- * block loops of convert_fast.c (the same arithmetic, vectorised); these
- * element rules do every other chunk, and the block the loops leave when a
+ * fast loops of convert_fast.c (the same arithmetic, vectorised); these
+ * element rules do every other chunk, and the rest the loops leave when a
  * value is beyond int64 ticks (to name the element). */
 #include "chunk/convert.h"
 
@@ -344,7 +344,7 @@ static void elem_text(zf_elem e, const uint8_t *p, char *buf, size_t cap)
                                                           : e.size == 4 ? v.u4 : v.u8));
 }
 
-/* the block loops' constants (convert_impl.h) for a chunk under rule r, if
+/* the fast loops' constants (convert_impl.h) for a chunk under rule r, if
  * they apply: int64 or float64 data, neither packed nor uint64, at most two
  * mask values that can match (a NaN mask value matches nothing) */
 static int fast_rule(const rule *r, zf_fast *f)
@@ -374,7 +374,7 @@ static int fast_rule(const rule *r, zf_fast *f)
     return 1;
 }
 
-/* convert the elements at buf with the block loops (constants f, the float
+/* convert the elements at buf with the fast loops (constants f, the float
  * steps go into r->steps too); how many elements are done */
 static uint64_t convert_fast(rule *r, zf_fast *f, void *buf, uint64_t n)
 {
