@@ -162,7 +162,7 @@ INSTANCES(any, )
 #if HAVE_AVX512
 INSTANCES(avx512, AVX512)
 
-/* f64_blocks in AVX-512 intrinsics, eight counts at a time, in one pass:
+/* float64 counts (see zf_fast_f64) in AVX-512 intrinsics, eight at a time:
  * a group of eight is checked before it is stored, so everything before the
  * first group holding a value beyond int64 ticks is converted and nothing
  * from it on (VCVTTPD2QQ gives 2^63 for NaN and out-of-range values: defined,

@@ -1,10 +1,10 @@
-/* test_convert.c - the block loops of chunk/convert_fast.c against the
+/* test_convert.c - the fast loops of chunk/convert_fast.c against the
  * element-by-element rules of chunk/convert.c.
  *
  * Every case converts the same chunk twice with zf_convert_chunk: once as
  * the array's metadata describes it (int64 or float64 counts take the block
  * loops) and once with one more mask value that no element equals (which
- * leaves the block loops out: the reference, checked against xarray by
+ * leaves the fast loops out: the reference, checked against xarray by
  * test_cf.c and the oracle suite).  The two must agree on every tick, on
  * success or failure and on the error text (which names the element).  The
  * chunks mix random values with the edges of each rule: int64 bounds of the
