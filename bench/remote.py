@@ -128,7 +128,7 @@ error_log {d}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
     default_type application/octet-stream;
-    log_format zf '"$request" $status $body_bytes_sent "$http_range"';
+    log_format zf '"$request" $status $body_bytes_sent "$http_range" $msec $request_time';
     access_log {self.nginx_log} zf;
     client_body_temp_path {d}/tmp/body;
     proxy_temp_path {d}/tmp/proxy;
