@@ -4,8 +4,12 @@ A 10^7-value (ZF_BENCH_REMOTE_N) timedelta64 array (bench/gen.py, zstd,
 chunks of 10^6, consolidated metadata) served over an emulated network by nginx (HTTP) and
 versitygw (S3, posix backend, signatures checked), read by
 
-  zarrfs:  fresh daemon, first `ls -l` of the array's dir (the size pass
-           fetches the chunks), then a cold `cat NAME.txt`;
+  zarrfs:  (a) a fresh daemon with an empty index cache: first `ls -l` of the
+           array's dir (the size pass fetches every chunk); (b) another fresh
+           daemon on the index (a) persisted (same XDG_CACHE_HOME), chunk cache
+           empty: a cold `cat NAME.txt`, which fetches every chunk while it
+           formats (issue 15's measures, as row 1's "cold cat (size known)");
+           the same for ZF_BENCH_REMOTE_SMALL (m/lt: the values in 100 chunks);
   curl:    every chunk object of the array fetched with the same number of
            connections (`curl --parallel --parallel-max 16`): the download
            limit;
@@ -24,7 +28,8 @@ other interface.
 
 Environment (set by scripts/bench): ZF_BENCH_NETNS, ZF_BENCH_LINK,
 ZF_DELAYLINK (the forwarder's binary), ZF_BENCH_REMOTE_STORE (the store
-directory), ZF_BENCH_RTT_MS (20), ZF_BENCH_RATE_MBIT (1000),
+directory), ZF_BENCH_REMOTE_SMALL (its array in 100 chunks; unset: not
+measured), ZF_BENCH_RTT_MS (20), ZF_BENCH_RATE_MBIT (1000),
 ZF_BENCH_CONNECTIONS (16), ZF_VERSITYGW (else on PATH or ~/go/bin).
 """
 import hashlib
@@ -417,8 +422,9 @@ def rows(b):
              f"{ARRAY}.txt {text_size} bytes")
     b.NOTES.append(f"- 15: remote stores over an emulated link of {RTT_MS} ms round trip at "
                    f"{RATE_MBIT} Mbit/s ({link}), in a network namespace of the bench's own "
-                   f"(loopback only). Each zarrfs figure is a fresh daemon with a fresh index "
-                   f"cache (`-o connections={CONN}`); the limit is curl fetching every chunk "
+                   f"(loopback only). (a) is a fresh daemon's first `ls -l` with an empty index "
+                   f"cache, (b) a cold `cat` by a second fresh daemon whose sizes come from the "
+                   f"index (a) persisted, chunk cache empty (`-o connections={CONN}`); the limit is curl fetching every chunk "
                    f"object of the array with at most {CONN} transfers at once (HTTP/1.1, one "
                    f"connection each), ratio = limit time / zarrfs time (the throughput ratio "
                    f"over the same chunk bytes; zarrfs also fetches the root metadata). The "
