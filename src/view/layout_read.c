@@ -209,13 +209,12 @@ static int emit_from(reader *r, uint64_t g)
             g += run;
             continue;
         }
-        /* the next chunks first: a remote store's requests then run alongside this one's */
-        if (r->sequential)
-            prefetch_ahead(l, ci);
         zf_chunk *ch;
         int rc = zf_array_get_chunk(l->a, ci, &ch);
         if (rc)
             return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+        if (r->sequential)
+            prefetch_ahead(l, ci);
         const int64_t *vals = ch->values ? ch->values + lo : NULL;
         int batch = vals && (r->view == ZF_VIEW_TXT || !n);
         int csv_batch = vals && !batch;
