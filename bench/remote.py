@@ -4,8 +4,12 @@ A 10^7-value (ZF_BENCH_REMOTE_N) timedelta64 array (bench/gen.py, zstd,
 chunks of 10^6, consolidated metadata) served over an emulated network by nginx (HTTP) and
 versitygw (S3, posix backend, signatures checked), read by
 
-  zarrfs:  fresh daemon, first `ls -l` of the array's dir (the size pass
-           fetches the chunks), then a cold `cat NAME.txt`;
+  zarrfs:  (a) a fresh daemon with an empty index cache: first `ls -l` of the
+           array's dir (the size pass fetches every chunk); (b) another fresh
+           daemon on the index (a) persisted (same XDG_CACHE_HOME), chunk cache
+           empty: a cold `cat NAME.txt`, which fetches every chunk while it
+           formats (issue 15's measures, as row 1's "cold cat (size known)");
+           the same for ZF_BENCH_REMOTE_SMALL (m/lt: the values in 100 chunks);
   curl:    every chunk object of the array fetched with the same number of
            connections (`curl --parallel --parallel-max 16`): the download
            limit;
@@ -24,7 +28,8 @@ other interface.
 
 Environment (set by scripts/bench): ZF_BENCH_NETNS, ZF_BENCH_LINK,
 ZF_DELAYLINK (the forwarder's binary), ZF_BENCH_REMOTE_STORE (the store
-directory), ZF_BENCH_RTT_MS (20), ZF_BENCH_RATE_MBIT (1000),
+directory), ZF_BENCH_REMOTE_SMALL (its array in 100 chunks; unset: not
+measured), ZF_BENCH_RTT_MS (20), ZF_BENCH_RATE_MBIT (1000),
 ZF_BENCH_CONNECTIONS (16), ZF_VERSITYGW (else on PATH or ~/go/bin).
 """
 import hashlib
@@ -43,6 +48,7 @@ RATE_MBIT = int(os.environ.get("ZF_BENCH_RATE_MBIT", "1000"))
 CONN = int(os.environ.get("ZF_BENCH_CONNECTIONS", "16"))
 VALUES = int(os.environ.get("ZF_BENCH_REMOTE_N", "10000000"))  # elements of the array
 ARRAY, GROUP = "a/lt", "a"
+SMALL = os.environ.get("ZF_BENCH_REMOTE_SMALL", "")  # the same values in smaller chunks
 BUCKET, PREFIX = "zfbench", "store.zarr"
 START_TIMEOUT = 20  # seconds for a server to answer
 LIFETIME = 7200     # the forwarders stop by themselves after this long
@@ -127,7 +133,7 @@ error_log {d}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
     default_type application/octet-stream;
-    log_format zf '"$request" $status $body_bytes_sent "$http_range"';
+    log_format zf '"$request" $status $body_bytes_sent "$http_range" $msec $request_time';
     access_log {self.nginx_log} zf;
     client_body_temp_path {d}/tmp/body;
     proxy_temp_path {d}/tmp/proxy;
@@ -218,10 +224,11 @@ def count_lines(path):
         return sum(1 for _ in f)
 
 
-def chunk_keys(store):
-    base = os.path.join(store, ARRAY, "c")
+def chunk_keys(store, array):
+    """The chunk object keys of a 1-d array and their total size in bytes."""
+    base = os.path.join(store, array, "c")
     keys = sorted(os.listdir(base), key=int)
-    return [f"{ARRAY}/c/{k}" for k in keys], sum(os.path.getsize(os.path.join(base, k))
+    return [f"{array}/c/{k}" for k in keys], sum(os.path.getsize(os.path.join(base, k))
                                                   for k in keys)
 
 
@@ -271,52 +278,70 @@ def sha256_file(path):
             h.update(b)
 
 
+def cold_runs(b, mount, reqlog, warm, group, array, ref_sha, text_size):
+    """Fresh-daemon runs of (a) the first `ls -l` of group with an empty index cache and
+    (b) a cold `cat` of array's .txt by a second fresh daemon whose sizes come from the
+    index (a) persisted, chunk cache empty.  Lists of times, requests and VmHWM."""
+    checked = []
+
+    def one():
+        home = tempfile.mkdtemp(prefix="xdg-cold.", dir=b.SHM)
+        try:
+            before = count_lines(reqlog)  # the mount's own requests count too
+            with mount(home) as m:
+                t_ls = b.timed(["ls", "-l", m.path(group)], timeout=600)
+            n_ls = count_lines(reqlog) - before
+            before = count_lines(reqlog)
+            with mount(home) as m:
+                t_cat = b.cat(m.path(array + ".txt"))
+                n_cat = count_lines(reqlog) - before
+                hwm = m.hwm_kib()
+                if not checked:  # the bytes, once: the same as the local mount's
+                    sha = sha256_file(m.path(array + ".txt"))
+                    size = os.path.getsize(m.path(array + ".txt"))
+                    if sha != ref_sha or size != text_size:
+                        raise RuntimeError(f"{array}.txt differs from the local mount's "
+                                           f"({size} vs {text_size} bytes)")
+                    checked.append(sha)
+            return t_ls, t_cat, n_ls, n_cat, hwm
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+    runs = [b.attempt(one, warm=warm) for _ in range(b.RUNS)]
+    return [list(x) for x in zip(*runs)]
+
+
 def measure(b, srv, proto, url, env, reqlog, store, ref_sha, text_size):
     """The rows of one protocol."""
     opts = ("-o", f"connections={CONN}")
-    keys, chunk_bytes = chunk_keys(store)
+    keys, chunk_bytes = chunk_keys(store, ARRAY)
     urls = presign(srv, keys) if proto == "S3" else [f"{url}/{k}" for k in keys]
     mount = lambda home=None: b.Mount("zarrfs", url, opts, cache_home=home, prefix=ns([]),
                                       env=env)
     warm = lambda: b.warm_tree(store)
 
     b.section()
-    checked = []
-
-    def first_run():
-        before = count_lines(reqlog)  # the mount's own requests count too
-        with mount() as m:
-            t_ls = b.timed(["ls", "-l", m.path(GROUP)], timeout=600)
-            n_ls = count_lines(reqlog) - before
-            t_cat = b.cat(m.path(ARRAY + ".txt"))
-            n_all = count_lines(reqlog) - before
-            hwm = m.hwm_kib()
-            if not checked:  # the bytes, once: the same as the local mount's
-                sha = sha256_file(m.path(ARRAY + ".txt"))
-                size = os.path.getsize(m.path(ARRAY + ".txt"))
-                if sha != ref_sha or size != text_size:
-                    raise RuntimeError(f"{proto}: {ARRAY}.txt differs from the local mount's "
-                                       f"({size} vs {text_size} bytes)")
-                checked.append(sha)
-            return t_ls, t_cat, n_ls, n_all, hwm
-    runs = [b.attempt(first_run, warm=warm) for _ in range(b.RUNS)]
-    t_ls, t_cat, n_ls, n_all, hwm = (list(x) for x in zip(*runs))
+    t_ls, t_cat, n_ls, n_cat, hwm = cold_runs(b, mount, reqlog, warm, GROUP, ARRAY, ref_sha,
+                                              text_size)
     conf = curl_config(srv, urls)
     lims = [b.attempt(lambda: download(conf, chunk_bytes), warm=warm) for _ in range(b.RUNS)]
-    zf = b.med(t_ls) + b.med(t_cat)
-    lim = b.med(lims)
-    b.detail(f"15.{proto}: first `ls -l {GROUP}` {b.runs_str(t_ls)}; cold cat {b.runs_str(t_cat)}; "
+    ls, ct, lim = b.med(t_ls), b.med(t_cat), b.med(lims)
+    zf = ls + ct
+    b.detail(f"15.{proto}: first `ls -l {GROUP}` {b.runs_str(t_ls)}; cold cat (fresh daemon, "
+             f"sizes from the persisted index) {b.runs_str(t_cat)}; "
              f"curl --parallel-max {CONN} of the {len(keys)} chunk objects ({chunk_bytes} bytes) "
-             f"{b.runs_str(lims)}; requests by mount + ls {n_ls}, mount + ls + cat {n_all}; "
-             f"VmHWM {', '.join(f'{h / 1024:.0f} MiB' for h in hwm)}")
-    b.row("15", f"{proto}: first `ls -l` (size pass) + cold `cat NAME.txt`, {VALUES:.0e} values "
-          f"(ls {b.fmt_t(b.med(t_ls))}, cat {b.fmt_t(b.med(t_cat))})",
-          f"{b.fmt_t(zf)} ({b.fmt_rate(chunk_bytes, zf)} of chunks)",
-          f"curl, {len(keys)} chunks, {CONN} connections: {b.fmt_t(lim)} "
-          f"({b.fmt_rate(chunk_bytes, lim)})",
-          f"{lim / zf:.2f} x", ">= 0.8 x", lim / zf >= 0.8)
-    b.row("15", f"{proto}: first `ls -l` alone (the size pass: every chunk fetched and decoded)",
-          b.fmt_t(b.med(t_ls)), f"curl {b.fmt_t(lim)}", f"{lim / b.med(t_ls):.2f} x", "-", None)
+             f"{b.runs_str(lims)}; requests by mount + ls {n_ls}, by mount + cat {n_cat}; "
+             f"cat's VmHWM {', '.join(f'{h / 1024:.0f} MiB' for h in hwm)}")
+    dl = (f"curl, {len(keys)} chunks, {CONN} connections: {b.fmt_t(lim)} "
+          f"({b.fmt_rate(chunk_bytes, lim)})")
+    b.row("15", f"{proto}: (a) first `ls -l`, empty index cache (the size pass fetches every "
+          f"chunk), {VALUES:.0e} values", f"{b.fmt_t(ls)} ({b.fmt_rate(chunk_bytes, ls)} of chunks)",
+          dl, f"{lim / ls:.2f} x", ">= 0.8 x", lim / ls >= 0.8)
+    b.row("15", f"{proto}: (b) cold `cat NAME.txt` (fresh daemon, sizes from the persisted "
+          f"index, chunk cache empty: every chunk fetched while formatting)",
+          f"{b.fmt_t(ct)} ({b.fmt_rate(chunk_bytes, ct)} of chunks)", f"curl {b.fmt_t(lim)}",
+          f"{lim / ct:.2f} x", ">= 0.8 x", lim / ct >= 0.8)
+    if SMALL:
+        small(b, srv, proto, url, mount, reqlog, warm, store, ref_sha, text_size)
 
     # zarr-python over the same link, writing pandas text
     pd_runs = []
@@ -328,8 +353,8 @@ def measure(b, srv, proto, url, env, reqlog, store, ref_sha, text_size):
     b.detail(f"15.{proto}: zarr-python read + pandas to_csv "
              f"{b.runs_str([p['seconds'] for p in pd_runs])}"
              f" (read {b.runs_str([p['read'] for p in pd_runs])}; {pd_runs[0]['via']})")
-    b.row("15", f"{proto}: {VALUES:.0e} values to text, zarrfs fresh mount `ls -l` + `cat` "
-          "(as above)",
+    b.row("15", f"{proto}: {VALUES:.0e} values to text, zarrfs (a) + (b) (two fresh daemons: "
+          "`ls -l`, then `cat`)",
           b.fmt_t(zf), f"zarr-python read ({b.fmt_t(tr)}) + pandas `to_csv` {b.fmt_t(tp)}",
           f"{tp / zf:.0f} x", ">= 20 x", tp / zf >= 20)
 
@@ -351,9 +376,32 @@ def measure(b, srv, proto, url, env, reqlog, store, ref_sha, text_size):
              f"requests {nreq2}; first mount {b.fmt_t(first_ls)}")
     b.row("15", f"{proto}: second mount `ls -l` from the persisted index", b.fmt_t(b.med(lss)),
           f"first mount {b.fmt_t(first_ls)}", "-", "< 100 ms", b.med(lss) < 0.100)
-    b.row("15", f"{proto}: requests per array (mount, first `ls -l`, `cat`), daemon peak RSS",
-          f"{b.med(n_all):.0f} requests, {b.med(hwm) / 1024:.0f} MiB",
+    b.row("15", f"{proto}: requests per array (mount + first `ls -l`; mount + cold `cat`), "
+          "the cat daemon's peak RSS",
+          f"{b.med(n_ls):.0f} and {b.med(n_cat):.0f} requests, {b.med(hwm) / 1024:.0f} MiB",
           f"{len(keys)} chunk objects; second mount {b.med(nreq2):.0f} requests", "-", "-", None)
+
+
+def small(b, srv, proto, url, mount, reqlog, warm, store, ref_sha, text_size):
+    """The extra layout: the same values in many smaller chunks, (a) and (b) as above."""
+    keys, chunk_bytes = chunk_keys(store, SMALL)
+    urls = presign(srv, keys) if proto == "S3" else [f"{url}/{k}" for k in keys]
+    group = SMALL.split("/")[0]
+    b.section()
+    t_ls, t_cat, n_ls, n_cat, _ = cold_runs(b, mount, reqlog, warm, group, SMALL, ref_sha,
+                                            text_size)
+    conf = curl_config(srv, urls)
+    lims = [b.attempt(lambda: download(conf, chunk_bytes), warm=warm) for _ in range(b.RUNS)]
+    ls, ct, lim = b.med(t_ls), b.med(t_cat), b.med(lims)
+    b.detail(f"15.{proto} ({len(keys)} chunks): first `ls -l {group}` {b.runs_str(t_ls)}; "
+             f"cold cat {b.runs_str(t_cat)}; curl --parallel-max {CONN} of the {len(keys)} chunk "
+             f"objects ({chunk_bytes} bytes) {b.runs_str(lims)}; requests by mount + ls {n_ls}, "
+             f"by mount + cat {n_cat}")
+    b.row("15", f"{proto}, {len(keys)} chunks of {VALUES // len(keys):.0e}: (a) first `ls -l`",
+          b.fmt_t(ls), f"curl, {len(keys)} chunks: {b.fmt_t(lim)}", f"{lim / ls:.2f} x",
+          "-", None)
+    b.row("15", f"{proto}, {len(keys)} chunks of {VALUES // len(keys):.0e}: (b) cold `cat`",
+          b.fmt_t(ct), f"curl {b.fmt_t(lim)}", f"{lim / ct:.2f} x", "-", None)
 
 
 def rows(b):
@@ -374,8 +422,9 @@ def rows(b):
              f"{ARRAY}.txt {text_size} bytes")
     b.NOTES.append(f"- 15: remote stores over an emulated link of {RTT_MS} ms round trip at "
                    f"{RATE_MBIT} Mbit/s ({link}), in a network namespace of the bench's own "
-                   f"(loopback only). Each zarrfs figure is a fresh daemon with a fresh index "
-                   f"cache (`-o connections={CONN}`); the limit is curl fetching every chunk "
+                   f"(loopback only). (a) is a fresh daemon's first `ls -l` with an empty index "
+                   f"cache, (b) a cold `cat` by a second fresh daemon whose sizes come from the "
+                   f"index (a) persisted, chunk cache empty (`-o connections={CONN}`); the limit is curl fetching every chunk "
                    f"object of the array with at most {CONN} transfers at once (HTTP/1.1, one "
                    f"connection each), ratio = limit time / zarrfs time (the throughput ratio "
                    f"over the same chunk bytes; zarrfs also fetches the root metadata). The "
