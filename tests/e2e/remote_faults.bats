@@ -263,6 +263,29 @@ px_curl() {
     ((RF_OK >= 16)) || fail "only $RF_OK files read"
 }
 
+@test "faults: the upstream goes away for 4 s, three times: no read waits longer than the retry budget (6 x timeout_ms = 9 s) plus 2 s" {
+    # libcurl's PIPEWAIT once parked every new transfer behind a connection
+    # the outage had reset: no socket for a minute, reads waiting ~60 s
+    proxy
+    mount_both g3c.zarr
+    local round budget=$RF_BUDGET
+    RF_BUDGET=11
+    for round in 1 2 3; do
+        net_proxy_set "{\"down_for\": 4, \"seed\": $round}"
+        local end=$((SECONDS + 4))
+        read_all
+        ((SECONDS >= end)) || sleep $((end - SECONDS))
+        # the cache keeps what was read: a fresh generation's reads go to the server again
+        zf_unmount
+        XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg-$round mount_both g3c.zarr
+    done
+    alive
+    read_all
+    ((RF_EIO == 0)) || fail "$RF_EIO reads still fail after the upstream came back"
+    RF_BUDGET=$budget
+    echo "# slowest read around the outages: ${RF_MAX_MS} ms" >&3
+}
+
 @test "faults: random cuts, truncations and 503s (30 % each in turn) across a whole v2 store: never a wrong byte, all served once they stop" {
     proxy
     local kind total_ok=0 total_eio=0
