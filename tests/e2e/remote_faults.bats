@@ -215,6 +215,24 @@ px_curl() {
     echo "# slowest failing read: ${RF_MAX_MS} ms" >&3
 }
 
+@test "faults: 503 for good on a sharded array: one log line per shard key, with the status and attempts" {
+    proxy '{"fault": "status", "status": 503, "match": "/v3_shard_inner_gzip/c/"}'
+    mount_both g3c.zarr
+    RF_OK=0 RF_EIO=0
+    read_checked v3_shard_inner_gzip.txt
+    read_checked v3_shard_inner_gzip.csv
+    ((RF_EIO == 2)) || fail "a read succeeded although every shard answers 503"
+    local lines
+    lines=$(grep 'v3_shard_inner_gzip/c/' "$ZF_LOG") || fail "no log line names a shard: $(tail -n 5 "$ZF_LOG")"
+    # every line gives the store's reason, not a bare "input/output error"
+    grep -vE 'HTTP 503 after [0-9]+ attempts' <<<"$lines" && fail "a log line lost the reason (above)"
+    # each shard key once, however many inner chunks and readers failed with it
+    local dup
+    dup=$(grep -oE 'v3_shard_inner_gzip/c/[0-9/]+' <<<"$lines" | sort | uniq -d)
+    [[ -z $dup ]] || fail "logged more than once: $dup"
+    alive
+}
+
 @test "faults: 503 for good after a first mount persisted the sizes: EIO, and the log line says HTTP 503" {
     proxy
     mount_both g3c.zarr
