@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/err.h"
 #include "base/log.h"
@@ -347,6 +348,30 @@ uint64_t zf_array_chunk_elems(const zf_array *a)
     return n;
 }
 
+/* should the failure of read chunk index be logged?  Always for a local
+ * store; for a remote one, unless its stored chunk's failure was logged
+ * within ZF_TOLD_QUIET_MS (array_impl.h) */
+static int first_report(zf_array *a, uint64_t index)
+{
+    if (!a->store->remote)
+        return 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    uint64_t k = zf_array_stored_index(a, index) + 1;
+    int first = 1;
+    pthread_mutex_lock(&a->mu);
+    for (unsigned i = 0; first && i < ZF_TOLD_KEYS; i++)
+        first = !(a->told[i] == k && now - a->told_ms[i] < ZF_TOLD_QUIET_MS);
+    if (first) {
+        a->told[a->told_next] = k;
+        a->told_ms[a->told_next] = now;
+        a->told_next = (a->told_next + 1) % ZF_TOLD_KEYS;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return first;
+}
+
 /* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
  * (into buf, or new memory if NULL), or fill */
 static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
@@ -374,8 +399,9 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_OK;
     }
     if (rc != ZF_OK) {
-        zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
-               *err ? ": " : "", err);
+        if (first_report(a, index))
+            zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
+                   *err ? ": " : "", err);
         return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
     }
     return ZF_OK;

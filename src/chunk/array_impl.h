@@ -23,6 +23,11 @@ typedef struct zf_snap {
     int failed;               /* out of memory while it was built */
 } zf_snap;
 
+/* a remote store's failing key is logged once per ZF_TOLD_QUIET_MS (every
+ * inner chunk of a shard, and every reader waiting for it, fail with it) */
+#define ZF_TOLD_KEYS 16
+#define ZF_TOLD_QUIET_MS 30000
+
 struct zf_array {
     const zf_store *store;
     zf_cache *cache;
@@ -41,6 +46,9 @@ struct zf_array {
     zf_snap learned;          /* unlisted: stamps of the stored chunks read by the pass */
     int learning;             /* unlisted, and the size pass has not ended */
     int learned_once;         /* a pass ended before: chunks it cached are not read again */
+    uint64_t told[ZF_TOLD_KEYS];   /* remote: stored chunks (index + 1) whose failure was */
+    int64_t told_ms[ZF_TOLD_KEYS]; /* logged lately, and when (monotonic ms); guarded by mu */
+    unsigned told_next;
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };

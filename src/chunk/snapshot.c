@@ -74,15 +74,16 @@ static void learn(zf_array *a, uint64_t k, const zf_stamp *st)
 /* after the stored chunk at key was read (rc, the stamp st of the version
  * read): ZF_ESTALE if that version is not the one of the snapshot, else rc.
  * A read that failed for another reason than absence compares the key's
- * stamp now instead (a file replaced by a directory is a change too). */
+ * stamp now instead (a file replaced by a directory is a change too), except
+ * a remote store's ZF_EIO (HTTP status after retries), returned as it is. */
 int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
                            const zf_stamp *st, char *err, size_t errcap)
 {
     const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
     if (!snap && a->unlisted && rc == ZF_OK && st->kind == ZF_STORE_FILE)
         learn(a, zf_array_stored_index(a, index), st);
-    if (!snap)
-        return rc;
+    if (!snap || (rc == ZF_EIO && a->store->remote))
+        return rc; /* a failing server says nothing of the version: its error, as is */
     const zf_present *p = snap_find(snap, zf_array_stored_index(a, index));
     zf_fp then = p ? p->digest : absent_digest();
     zf_fp now = rc == ZF_OK || rc == ZF_ENOTFOUND ? zf_stamp_version(st) : stamp_digest(a, key);

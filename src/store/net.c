@@ -163,7 +163,6 @@ static CURL *new_easy(zf_net *net, slot *s)
     bad |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS) != CURLE_OK;
-    bad |= curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https") != CURLE_OK;
     bad |= curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L) != CURLE_OK;

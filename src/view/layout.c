@@ -305,6 +305,15 @@ typedef struct pass_scratch {
     zf_store_buf raw; /* its stored bytes */
 } pass_scratch;
 
+/* is rc a failure of the store that may pass (a remote store's EIO: HTTP
+ * 5xx/429 after its retries, timeouts, refused connections)?  Unlike a
+ * damaged chunk (ZF_ECORRUPT: its bytes arrived and are bad) it says nothing
+ * about the chunk, so the size pass fails and the next stat runs it again */
+static int transient(const zf_layout *l, int rc)
+{
+    return rc == ZF_EIO && zf_array_store(l->a)->remote;
+}
+
 /* measure chunk ci: through the cache while it has room beyond what the
  * workers' own buffers take (later reads find the chunk there; the pass stays
  * within cache_size) and always for the last chunk (`tail` wants it), else
@@ -321,8 +330,8 @@ static int measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, pass_scrat
     } else {
         rc = zf_array_decode(l->a, ci, s->values, &s->raw, &own);
     }
-    if (rc == ZF_ENOMEM)
-        return rc;
+    if (rc == ZF_ENOMEM || transient(l, rc))
+        return rc; /* the pass fails: nothing about the size is kept */
     if (rc != ZF_OK) {
         if ((rc = mark_bad(l, ci)))
             return rc;

@@ -215,6 +215,24 @@ px_curl() {
     echo "# slowest failing read: ${RF_MAX_MS} ms" >&3
 }
 
+@test "faults: 503 for good on a sharded array: one log line per shard key, with the status and attempts" {
+    proxy '{"fault": "status", "status": 503, "match": "/v3_shard_inner_gzip/c/"}'
+    mount_both g3c.zarr
+    RF_OK=0 RF_EIO=0
+    read_checked v3_shard_inner_gzip.txt
+    read_checked v3_shard_inner_gzip.csv
+    ((RF_EIO == 2)) || fail "a read succeeded although every shard answers 503"
+    local lines
+    lines=$(grep 'v3_shard_inner_gzip/c/' "$ZF_LOG") || fail "no log line names a shard: $(tail -n 5 "$ZF_LOG")"
+    # every line gives the store's reason, not a bare "input/output error"
+    grep -vE 'HTTP 503 after [0-9]+ attempts' <<<"$lines" && fail "a log line lost the reason (above)"
+    # each shard key once, however many inner chunks and readers failed with it
+    local dup
+    dup=$(grep -oE 'v3_shard_inner_gzip/c/[0-9/]+' <<<"$lines" | sort | uniq -d)
+    [[ -z $dup ]] || fail "logged more than once: $dup"
+    alive
+}
+
 @test "faults: 503 for good after a first mount persisted the sizes: EIO, and the log line says HTTP 503" {
     proxy
     mount_both g3c.zarr
@@ -261,6 +279,29 @@ px_curl() {
     read_all
     ((RF_EIO == 0)) || fail "$RF_EIO reads still fail after the upstream came back"
     ((RF_OK >= 16)) || fail "only $RF_OK files read"
+}
+
+@test "faults: the upstream goes away for 4 s, three times: no read waits longer than the retry budget (6 x timeout_ms = 9 s) plus 2 s" {
+    # libcurl's PIPEWAIT once parked every new transfer behind a connection
+    # the outage had reset: no socket for a minute, reads waiting ~60 s
+    proxy
+    mount_both g3c.zarr
+    local round budget=$RF_BUDGET
+    RF_BUDGET=11
+    for round in 1 2 3; do
+        net_proxy_set "{\"down_for\": 4, \"seed\": $round}"
+        local end=$((SECONDS + 4))
+        read_all
+        ((SECONDS >= end)) || sleep $((end - SECONDS))
+        # the cache keeps what was read: a fresh generation's reads go to the server again
+        zf_unmount
+        XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg-$round mount_both g3c.zarr
+    done
+    alive
+    read_all
+    ((RF_EIO == 0)) || fail "$RF_EIO reads still fail after the upstream came back"
+    RF_BUDGET=$budget
+    echo "# slowest read around the outages: ${RF_MAX_MS} ms" >&3
 }
 
 @test "faults: random cuts, truncations and 503s (30 % each in turn) across a whole v2 store: never a wrong byte, all served once they stop" {
