@@ -190,9 +190,12 @@ static void test_budget(void)
     double dt = now_s() - t0;
     CHECK(dt >= 1.5 && dt < 4.5, "budget of 3.5 s: took %.2f s", dt);
     CHECK(strstr(err, "timed out after") != NULL, "reason: %s", err);
+    /* the time is the bound; the count only has to stay within retries (an
+     * attempt on a connection the stalled server dropped fails at once, so
+     * a slow run, e.g. under ThreadSanitizer, may fit a fourth one in) */
     for (int i = 0; i < 3; i++)
-        CHECK(r[i].rc == ZF_EIO && r[i].attempts >= 1 && r[i].attempts <= 3, "req %d: %u attempts", i,
-              r[i].attempts);
+        CHECK(r[i].rc == ZF_EIO && r[i].attempts >= 1 && r[i].attempts <= o.retries,
+              "req %d: %u attempts", i, r[i].attempts);
     zf_net_close(net);
 
     /* a refused connection: retried, then the reason */
