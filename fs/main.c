@@ -304,6 +304,9 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
         return fail("invalid timeout (seconds from 0 to 1e9)", c->timeout);
     if (zf_format_parse(DEFAULT(c, format), &st->lo.format))
         return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
+    if (strcmp(DEFAULT(c, labels), "coords") && strcmp(DEFAULT(c, labels), "index"))
+        return fail("unknown labels (coords, index)", c->labels);
+    st->lo.labels_index = !strcmp(DEFAULT(c, labels), "index");
     if (zf_cf_mode_parse(DEFAULT(c, cf), &st->lo.cf))
         return fail("unknown cf (all, dtype, off)", c->cf);
     if (strlen(st->lo.nat) > ZF_NAT_MAX)

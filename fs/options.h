@@ -26,6 +26,10 @@
     X(format, VAL, "FORMAT", "pandas",                                                           \
       "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
     X(nat, VAL, "TEXT", "NaT", "text shown for NaT, CSV-quoted in .csv when needed")            \
+    X(labels, VAL, "WHICH", "coords",                                                            \
+      ".csv label columns: coords (each dimension's coordinate values, then the other "          \
+      "coordinates, as xarray's to_dataframe().to_csv() writes them, where the array has "       \
+      "coordinates) or index (the indices of each dimension)")                                   \
     X(cf, VAL, "WHICH", "all",                                                                   \
       "CF-encoded durations shown: all (integer and float arrays with a duration units "         \
       "attribute), dtype (only those with xarray's dtype attribute too) or off (native "        \

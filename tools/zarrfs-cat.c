@@ -86,6 +86,10 @@ static int parse_opts(const char *s, zf_layout_opts *opts, char *natbuf, size_t 
         if (!strncmp(item, "format=", 7)) {
             if (zf_format_parse(item + 7, &opts->format))
                 return fprintf(stderr, "zarrfs-cat: unknown format: %s\n", item + 7), -1;
+        } else if (!strncmp(item, "labels=", 7)) {
+            if (strcmp(item + 7, "coords") && strcmp(item + 7, "index"))
+                return fprintf(stderr, "zarrfs-cat: unknown labels: %s\n", item + 7), -1;
+            opts->labels_index = !strcmp(item + 7, "index");
         } else if (!strncmp(item, "nat=", 4)) {
             if (strlen(item + 4) >= cap)
                 return fprintf(stderr, "zarrfs-cat: nat text is too long\n"), -1;

@@ -153,6 +153,8 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
     t->cache = cache;
     t->opts = opts;
     int rc = zf_tree_add_node(t, 0, "", 1) ? zf_tree_walk(t) : ZF_ENOMEM;
+    if (rc == ZF_OK && !opts->labels_index)
+        rc = zf_tree_attach_labels(t);
     if (rc == ZF_OK) {
         sort_children(t);
         rc = index_nodes(t);
@@ -206,6 +208,9 @@ void zf_tree_free(zf_tree *t)
     }
     free(t->nodes);
     free(t->by_ino);
+    for (size_t i = 0; i < t->nothers; i++)
+        free(t->others[i]);
+    free(t->others);
     free(t->arrays);
     free(t->layouts);
     free(t);

@@ -14,6 +14,8 @@ struct zf_tree {
     zf_array **arrays;
     zf_layout **layouts;
     size_t narrays, arrays_cap;
+    char **others;                /* keys of the arrays not shown (coordinates of other types) */
+    size_t nothers, others_cap;
     const zf_store *store;
     zf_cache *cache;
     const zf_layout_opts *opts;   /* while building only */
@@ -27,6 +29,9 @@ size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
 
 /* Mix one fact about the store (at path) into the tree's fingerprint. */
 void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n);
+
+/* Give every array's .csv its coordinates as label columns (coords.c). */
+int zf_tree_attach_labels(zf_tree *t);
 
 /* Walk the store into t's nodes (node 1, the root, already added): ZF_OK,
  * or as zf_tree_build fails. */

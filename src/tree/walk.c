@@ -134,6 +134,20 @@ static int read_doc(walker *w, const char *dir, const char *name, char **doc, si
     return rc;
 }
 
+/* remember the key of an array not shown (it may label others: coords.c) */
+static int remember_other(zf_tree *t, const char *path)
+{
+    if (t->nothers == t->others_cap) {
+        size_t cap = t->others_cap ? t->others_cap * 2 : 16;
+        char **o = realloc(t->others, cap * sizeof *o);
+        if (!o)
+            return ZF_ENOMEM;
+        t->others = o;
+        t->others_cap = cap;
+    }
+    return (t->others[t->nothers] = strdup(path)) ? (t->nothers++, ZF_OK) : ZF_ENOMEM;
+}
+
 /* the stem of an array's file names into stem: the name itself when NAME.info
  * fits NAME_MAX, else its first bytes (whole UTF-8 characters), "~" and 8 hex
  * digits of a hash of the whole name; returns whether it was shortened */
@@ -592,7 +606,7 @@ __attribute__((noinline)) static int visit_node(walker *w, size_t dir, const cha
     if (kind != ZF_KIND_TIMEDELTA || !zf_cf_shown(&m.cf, w->t->opts->cf)) { /* or -o cf= hides it */
         w->other++;
         zf_meta_clear(&m);
-        return ZF_OK;
+        return remember_other(w->t, w->path);
     }
     rc = add_array(w, dir, name, w->path, &m);
     zf_meta_clear(&m);

@@ -19,6 +19,7 @@ enum { UNSIZED, SIZING, SIZED };
 
 #define ZF_PASS_MAX_THREADS 64
 
+
 /* geometry of one chunk: first element and extent inside the array */
 typedef struct cgeom {
     uint64_t origin[ZF_MAX_DIMS], extent[ZF_MAX_DIMS];
@@ -132,9 +133,28 @@ void zf_layout_free(zf_layout *l)
     free(l->name);
     free(l->index_dir);
     free(l->info);
+    free(l->srcs);
+    zf_labels_free(l->lab);
+    free(l->bnn);
+    free(l->bneg);
+    free(l->bmode);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l);
+}
+
+int zf_layout_set_labels(zf_layout *l, const zf_labsrc *src, unsigned n)
+{
+    if (l->ndim == 0 || n == 0)
+        return ZF_OK;
+    zf_labsrc *copy = malloc(n * sizeof *copy);
+    if (!copy)
+        return ZF_ENOMEM;
+    memcpy(copy, src, n * sizeof *copy);
+    free(l->srcs);
+    l->srcs = copy;
+    l->nsrcs = n;
+    return ZF_OK;
 }
 
 const zf_text *zf_layout_text(const zf_layout *l)
@@ -159,17 +179,26 @@ static void add_block(zf_layout *l, uint64_t b, uint64_t tsum, uint64_t csum)
     __atomic_fetch_add(&l->off[1][b + 1], csum, __ATOMIC_RELAXED);
 }
 
-/* block sums of a run of n elements that all hold v: O(blocks), not O(n) */
-static void measure_constant(zf_layout *l, int64_t v, uint64_t g, uint64_t n, uint64_t fixed,
-                             uint64_t last)
+/* the index columns' text length of a line, but the last index's digits */
+static uint64_t fixed_digits(const zf_layout *l, const uint64_t *c)
 {
+    uint64_t fixed = 0;
+    for (unsigned d = 0; d + 1 < l->ndim; d++)
+        fixed += zf_ndig64(c[d]);
+    return fixed;
+}
+
+/* block sums of a run of n elements that all hold v: O(blocks), not O(n) */
+static void measure_constant(zf_layout *l, int64_t v, uint64_t g, uint64_t n, const uint64_t *c)
+{
+    uint64_t fixed = fixed_digits(l, c), last = l->ndim ? c[l->ndim - 1] : 0;
     uint64_t t = zf_text_len(l->text, v) + 1;
-    uint64_t c = (v == ZF_NAT && l->csv_nat_differs ? (uint64_t)l->csvtext->nat_len + 1 : t) + l->ndim + fixed;
+    uint64_t cl = (v == ZF_NAT && l->csv_nat_differs ? (uint64_t)l->csvtext->nat_len + 1 : t) + l->ndim + fixed;
     while (n) {
         uint64_t b = g / l->block, k = (b + 1) * l->block - g;
         if (k > n)
             k = n;
-        add_block(l, b, k * t, k * c + (l->ndim ? zf_digit_sum(last, last + k) : 0));
+        add_block(l, b, k * t, k * cl + (l->ndim ? zf_digit_sum(last, last + k) : 0));
         g += k;
         last += k;
         n -= k;
@@ -188,21 +217,90 @@ static uint64_t count_nat(const int64_t *vals, uint64_t n)
  * text lengths of each block's part at once; a .csv line adds its index
  * columns, and the quotes of a NaT text that needs them */
 static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t n,
-                        uint64_t fixed, uint64_t last)
+                        const uint64_t *c)
 {
+    uint64_t fixed = fixed_digits(l, c), last = l->ndim ? c[l->ndim - 1] : 0;
     uint64_t nat_extra = (uint64_t)l->csvtext->nat_len - l->text->nat_len;
     while (n) {
         uint64_t b = g / l->block, k = (b + 1) * l->block - g;
         if (k > n)
             k = n;
         uint64_t t = zf_text_len_sum(l->text, vals, (size_t)k) + k;
-        uint64_t c = t + k * (l->ndim + fixed) + (l->ndim ? zf_digit_sum(last, last + k) : 0);
+        uint64_t cl = t + k * (l->ndim + fixed) + (l->ndim ? zf_digit_sum(last, last + k) : 0);
         if (l->csv_nat_differs)
-            c += count_nat(vals, k) * nat_extra;
-        add_block(l, b, t, c);
+            cl += count_nat(vals, k) * nat_extra;
+        add_block(l, b, t, cl);
         vals += k;
         g += k;
         last += k;
+        n -= k;
+    }
+}
+
+/* the label fields' length (and their commas) of the k lines from c on
+ * along the last axis */
+static uint64_t labels_len(const zf_layout *l, const uint64_t *c, uint64_t k)
+{
+    unsigned last = l->ndim - 1;
+    uint64_t sum = k * l->lab->ncols;
+    for (unsigned i = 0; i < l->lab->ncols; i++) {
+        const zf_labcol *col = &l->lab->cols[i];
+        uint64_t s = col->stride[last];
+        if (!col->text) {
+            sum += col->dim == (int)last ? zf_digit_sum(c[last], c[last] + k)
+                                         : k * zf_ndig64(c[col->dim]);
+            continue;
+        }
+        uint64_t t = zf_labcol_field(col, c, l->ndim);
+        if (s <= 1)
+            sum += s ? col->start[t + k] - col->start[t] : k * (col->start[t + 1] - col->start[t]);
+        else
+            for (uint64_t j = 0; j < k; j++, t += s)
+                sum += col->start[t + 1] - col->start[t];
+    }
+    return sum;
+}
+
+/* labelled .csv: the block sums of a run (values vals, or v everywhere) but
+ * what the value column's format adds (per block: its non-NaT values,
+ * negative durations and their parts, for the format chosen after the pass) */
+static void measure_labelled(zf_layout *l, const int64_t *vals, int64_t v, uint64_t g, uint64_t n,
+                             const uint64_t *c0)
+{
+    uint64_t c[ZF_MAX_DIMS];
+    memcpy(c, c0, l->ndim * sizeof *c);
+    int dur = l->pd.values == ZF_VALUES_DURATION;
+    while (n) {
+        uint64_t b = g / l->block, k = (b + 1) * l->block - g;
+        if (k > n)
+            k = n;
+        uint64_t t, base = 0, nn = 0, neg = 0;
+        unsigned parts = 0;
+        if (vals) {
+            t = zf_text_len_sum(l->text, vals, (size_t)k) + k;
+            for (uint64_t j = 0; j < k; j++) {
+                int64_t x = vals[j];
+                int nat = x == ZF_NAT;
+                base += nat ? l->csvtext->nat_len : zf_pdcsv_base_len(&l->pd, x);
+                nn += !nat;
+                neg += dur && x < 0 && !nat;
+            }
+            parts = zf_pdcsv_parts_of(&l->pd, vals, (size_t)k);
+        } else {
+            t = k * (zf_text_len(l->text, v) + 1);
+            base = k * (v == ZF_NAT ? l->csvtext->nat_len : zf_pdcsv_base_len(&l->pd, v));
+            nn = v == ZF_NAT ? 0 : k;
+            neg = dur && v < 0 && v != ZF_NAT ? k : 0;
+            parts = zf_pdcsv_parts(&l->pd, v);
+        }
+        add_block(l, b, t, base + k + labels_len(l, c, k));
+        __atomic_fetch_add(&l->bnn[b], nn, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&l->bneg[b], neg, __ATOMIC_RELAXED);
+        __atomic_fetch_or(&l->bmode[b], (uint8_t)parts, __ATOMIC_RELAXED);
+        if (vals)
+            vals += k;
+        g += k;
+        c[l->ndim - 1] += k;
         n -= k;
     }
 }
@@ -212,22 +310,23 @@ static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t 
 static void measure_box(zf_layout *l, const cgeom *cg, const int64_t *vals, int64_t v)
 {
     unsigned n = l->ndim, last = n - 1;
-    uint64_t r[ZF_MAX_DIMS] = {0};
+    uint64_t r[ZF_MAX_DIMS] = {0}, c[ZF_MAX_DIMS];
     for (unsigned d = 0; d < n; d++)
         if (cg->extent[d] == 0)
             return;
     for (;;) {
-        uint64_t g = 0, lo = 0, fixed = 0;
-        for (unsigned d = 0; d < last; d++) {
-            g += (cg->origin[d] + r[d]) * l->stride[d];
-            lo += r[d] * l->cstride[d];
-            fixed += zf_ndig64(cg->origin[d] + r[d]);
+        uint64_t g = 0, lo = 0;
+        for (unsigned d = 0; d < n; d++) {
+            c[d] = cg->origin[d] + (d < last ? r[d] : 0);
+            g += c[d] * l->stride[d];
+            lo += (d < last ? r[d] : 0) * l->cstride[d];
         }
-        g += cg->origin[last];
-        if (vals)
-            measure_run(l, vals + lo, g, cg->extent[last], fixed, cg->origin[last]);
+        if (l->lab)
+            measure_labelled(l, vals ? vals + lo : NULL, v, g, cg->extent[last], c);
+        else if (vals)
+            measure_run(l, vals + lo, g, cg->extent[last], c);
         else
-            measure_constant(l, v, g, cg->extent[last], fixed, cg->origin[last]);
+            measure_constant(l, v, g, cg->extent[last], c);
         unsigned d = last;
         while (d-- > 0) {
             if (++r[d] < cg->extent[d])
@@ -242,11 +341,12 @@ static void measure_box(zf_layout *l, const cgeom *cg, const int64_t *vals, int6
 /* measure every run of chunk ci: its values, or (vals NULL) v everywhere */
 static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals, int64_t v)
 {
+    static const uint64_t origin[ZF_MAX_DIMS];
     if (l->ndim == 0) {
         if (vals)
-            measure_run(l, vals, 0, 1, 0, 0);
+            measure_run(l, vals, 0, 1, origin);
         else
-            measure_constant(l, v, 0, 1, 0, 0);
+            measure_constant(l, v, 0, 1, origin);
         return;
     }
     cgeom cg;
@@ -271,7 +371,8 @@ static void measure_absent(zf_layout *l, uint64_t c0, uint64_t c1)
 {
     int64_t fill = l->m->fill;
     if (l->ndim == 0) {
-        measure_constant(l, fill, 0, 1, 0, 0);
+        static const uint64_t origin[ZF_MAX_DIMS];
+        measure_constant(l, fill, 0, 1, origin);
         return;
     }
     unsigned n = l->ndim;
@@ -457,11 +558,35 @@ static unsigned pass_threads(const zf_layout *l)
     return want > nt ? want : nt;
 }
 
+/* labelled .csv: each slice's format from its blocks' parts, and what it
+ * adds to their values' text (the blocks of one slice: block divides slice) */
+static void finish_modes(zf_layout *l)
+{
+    uint64_t per = l->slice > l->block ? l->slice / l->block : 1;
+    int dur = l->pd.values == ZF_VALUES_DURATION;
+    for (uint64_t b0 = 0; b0 < l->nblocks; b0 += per) {
+        uint64_t b1 = b0 + per < l->nblocks ? b0 + per : l->nblocks;
+        unsigned parts = 0;
+        for (uint64_t b = b0; b < b1; b++)
+            parts |= l->bmode[b];
+        zf_pdmode mode = zf_pdcsv_mode(&l->pd, parts);
+        for (uint64_t b = b0; b < b1; b++) {
+            l->bmode[b] = (uint8_t)mode;
+            l->off[1][b + 1] += l->bnn[b] * zf_pdcsv_extra(mode) +
+                                (dur && mode != ZF_PD_DAYS ? l->bneg[b] : 0);
+        }
+    }
+}
+
 static int run_pass(zf_layout *l)
 {
     for (int v = 0; v < 2; v++)
         if (!(l->off[v] = calloc((size_t)l->nblocks + 1, sizeof(uint64_t))))
             return ZF_ENOMEM;
+    if (l->lab && (!(l->bnn = calloc((size_t)l->nblocks, sizeof *l->bnn)) ||
+                   !(l->bneg = calloc((size_t)l->nblocks, sizeof *l->bneg)) ||
+                   !(l->bmode = calloc((size_t)l->nblocks, 1))))
+        return ZF_ENOMEM;
     pthread_t tid[ZF_PASS_MAX_THREADS];
     unsigned nt = pass_threads(l), started = 0;
     if (nt > l->nchunks)
@@ -476,6 +601,8 @@ static int run_pass(zf_layout *l)
         pthread_join(tid[i], NULL);
     if (p.rc)
         return p.rc;
+    if (l->lab)
+        finish_modes(l);
     l->off[1][0] = l->header_len;
     for (uint64_t b = 0; b < l->nblocks; b++) {
         l->off[0][b + 1] += l->off[0][b];
@@ -557,6 +684,8 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     zf_fp_add(fp, l->text->nat, l->text->nat_len);
     zf_fp_add(fp, l->header, l->header_len);
     zf_fp_add(fp, &l->block, sizeof l->block);
+    if (l->lab)
+        zf_labels_fp(l->lab, fp);
     return rc;
 }
 
@@ -597,19 +726,82 @@ static void save_persisted(zf_layout *l, const zf_fp *fp)
     zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], snap, len);
 }
 
-/* the offset index: from the persisted copy if it matches, else by a pass */
+/* labelled .csv: the rows pandas formats at once, and offset blocks that
+ * each lie in one of those slices (a divisor of it), or hold whole ones */
+static void slice_blocks(zf_layout *l)
+{
+    l->slice = ZF_PD_SLICE_CELLS / (l->lab->ndata + 1);
+    uint64_t b = l->slice < ZF_LAYOUT_BLOCK ? l->slice : ZF_LAYOUT_BLOCK;
+    while (l->slice % b)
+        b--;
+    while (l->nelems / b > (UINT64_C(1) << 20))
+        b = b < l->slice ? l->slice : b * 2;
+    l->block = b;
+    l->nblocks = (l->nelems + b - 1) / b;
+}
+
+/* the label columns (once), the header that names them and the longest line */
+static int setup_labels(zf_layout *l)
+{
+    if (!l->srcs || l->lab)
+        return ZF_OK;
+    if (zf_pdcsv_init(&l->pd, l->m->values, l->m->unit, l->m->scale)) {
+        zf_log("%s/%s: the values' unit cannot be written as pandas does; the .csv has index "
+               "columns", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
+        free(l->srcs);
+        l->srcs = NULL;
+        return ZF_OK;
+    }
+    int rc = zf_labels_load(l->a, l->srcs, l->nsrcs, l->csvtext->nat, &l->lab);
+    if (rc)
+        return rc;
+    zf_sbuf sb = {0};
+    size_t most = 0;
+    for (unsigned i = 0; i < l->lab->ncols; i++) {
+        const zf_labcol *col = &l->lab->cols[i];
+        zf_sbuf_add(&sb, col->name, strlen(col->name));
+        zf_sbuf_add(&sb, ",", 1);
+        uint64_t widest = 20;
+        for (uint64_t t = 0; col->text && t < col->nfields; t++)
+            if (col->start[t + 1] - col->start[t] > widest)
+                widest = col->start[t + 1] - col->start[t];
+        most += (size_t)widest + 1;
+    }
+    zf_sbuf_csv_field(&sb, l->name);
+    zf_sbuf_add(&sb, "\n", 1);
+    if (sb.failed) {
+        free(sb.data);
+        return ZF_ENOMEM;
+    }
+    free(l->header);
+    l->header = sb.data;
+    l->header_len = sb.len;
+    l->line_max = most + ZF_VALUE_MAX + l->csvtext->nat_len + 2;
+    slice_blocks(l);
+    return ZF_OK;
+}
+
+/* the offset index: from the persisted copy if it matches, else by a pass
+ * (a labelled .csv's is not persisted: its formats per block are not kept) */
 static int load_or_build(zf_layout *l)
 {
     zf_fp fp;
-    int rc = layout_fingerprint(l, &fp);
+    int rc = setup_labels(l);
+    if (rc == ZF_OK)
+        rc = layout_fingerprint(l, &fp);
     if (rc)
         return rc;
-    if (l->index_dir && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
+    if (l->index_dir && !l->lab && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
         return rc;
     for (int v = 0; v < 2; v++) {
         free(l->off[v]);
         l->off[v] = NULL;
     }
+    free(l->bnn);
+    free(l->bneg);
+    free(l->bmode);
+    l->bnn = l->bneg = NULL;
+    l->bmode = NULL;
     rc = run_pass(l);
     int keep = rc == ZF_OK && !l->bad;
     if (zf_array_unlisted(l->a)) { /* every chunk was read once: their versions are the snapshot */
@@ -617,7 +809,7 @@ static int load_or_build(zf_layout *l)
         keep = keep && adopted == ZF_OK; /* an index is saved only with its chunks' versions */
         rc = rc ? rc : adopted == ZF_ENOMEM ? adopted : ZF_OK;
     }
-    if (keep && l->index_dir)
+    if (keep && l->index_dir && !l->lab)
         save_persisted(l, &fp);
     return rc;
 }

@@ -23,6 +23,7 @@
 
 #include "chunk/array.h"
 #include "text/text.h"
+#include "view/labels.h"
 
 #define ZF_LAYOUT_BLOCK 4096
 
@@ -39,6 +40,7 @@ typedef struct zf_layout_opts {
     uint64_t generation;   /* tree.h: files of each version of a changing store get
                               their own node numbers (directories keep theirs) */
     zf_cf_mode cf;         /* which arrays are shown (zarr/cf.h; default all) */
+    int labels_index;      /* .csv labels: 1 the indices, 0 coordinates where there are some */
 } zf_layout_opts;
 
 /* Layout of array a (borrowed; must outlive the layout) whose CSV value
@@ -80,6 +82,11 @@ typedef struct zf_cursor {
  * with elem = UINT64_MAX to mean "none". */
 int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len,
                         size_t *got, zf_cursor *cursor);
+
+/* Give the .csv the label columns of these coordinate sources (labels.h;
+ * copied, the pointers in them borrowed: they must outlive the layout); read
+ * when the array is first sized.  Before any size or read.  ZF_OK or ZF_ENOMEM. */
+int zf_layout_set_labels(zf_layout *l, const zf_labsrc *src, unsigned n);
 
 /* The formatter of this array's .txt values (owned by the layout). */
 const zf_text *zf_layout_text(const zf_layout *l);

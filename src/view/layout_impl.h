@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "text/pdcsv.h"
 #include "text/text.h"
 #include "view/layout.h"
 
@@ -34,6 +35,15 @@ struct zf_layout {
     char *index_dir;              /* NULL: indexes are not persisted */
     zf_format format;
     char *info;                   /* the .info text, built on first use */
+    /* labelled .csv (labels.h), set up with the first size; lab NULL: index columns */
+    zf_labsrc *srcs;              /* where the label columns come from (owned array) */
+    unsigned nsrcs;
+    zf_labels *lab;
+    zf_pdcsv pd;                  /* the value column, as pandas writes it */
+    uint64_t slice;               /* rows pandas formats at once (one format each) */
+    uint64_t *bnn, *bneg;         /* per block: non-NaT values, negative durations */
+    uint8_t *bmode;               /* per block: the ZF_PD_* parts of its values, then
+                                     (after the pass) the zf_pdmode of its slice */
     size_t info_len;
 };
 
@@ -46,6 +56,10 @@ static inline int zf_layout_is_bad(const zf_layout *l, uint64_t ci)
 
 /* Run the size pass once (or load its persisted index); ZF_OK or an error. */
 int zf_layout_ensure_sized(zf_layout *l);
+
+/* Length of the labelled .csv line of the element at coordinates c holding
+ * x, its value column in mode (layout_read.c). */
+uint64_t zf_layout_lab_len(const zf_layout *l, const uint64_t *c, int64_t x, zf_pdmode mode);
 
 /* Build the .info text once; ZF_OK or ZF_ENOMEM. */
 int zf_layout_ensure_info(zf_layout *l);

@@ -1,5 +1,6 @@
 /* layout_read.c - the bytes of an array's .txt and .csv views at any offset:
  * find the offset block, measure up to the offset, format what is returned. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
@@ -19,6 +20,7 @@ typedef struct reader {
     char prefix[ZF_MAX_DIMS * 21]; /* csv index text of the fixed coordinates */
     size_t prefix_len;
     zf_cursor last;      /* the last line started */
+    char *tmp;           /* labelled .csv: a line cut by the request (line_max bytes) */
     int sequential;      /* continues the reader's previous read */
 } reader;
 
@@ -143,6 +145,110 @@ static void set_prefix(reader *r, const uint64_t *c)
     r->prefix_len = n;
 }
 
+/* ---- labelled .csv (labels.h): label fields, then the value as pandas writes it */
+
+/* the fields of one line: per column, its field index (table columns) or
+ * the index it writes (index columns) */
+typedef struct labline {
+    uint64_t f[ZF_LABELS_MAX_COLS];
+} labline;
+
+/* the fields of the line at coordinates c */
+static void lab_fields(const zf_layout *l, const uint64_t *c, labline *ln)
+{
+    for (unsigned i = 0; i < l->lab->ncols; i++) {
+        const zf_labcol *col = &l->lab->cols[i];
+        ln->f[i] = col->text ? zf_labcol_field(col, c, l->ndim) : c[col->dim];
+    }
+}
+
+/* the next line along the last axis */
+static void lab_step(const zf_layout *l, labline *ln)
+{
+    unsigned last = l->ndim - 1;
+    for (unsigned i = 0; i < l->lab->ncols; i++) {
+        const zf_labcol *col = &l->lab->cols[i];
+        ln->f[i] += col->text ? col->stride[last] : col->dim == (int)last;
+    }
+}
+
+static uint64_t lab_line_len(const zf_layout *l, const labline *ln, int64_t x, zf_pdmode mode)
+{
+    uint64_t len = l->lab->ncols + 1;
+    for (unsigned i = 0; i < l->lab->ncols; i++) {
+        const zf_labcol *col = &l->lab->cols[i];
+        len += col->text ? col->start[ln->f[i] + 1] - col->start[ln->f[i]] : zf_ndig64(ln->f[i]);
+    }
+    if (x == ZF_NAT)
+        return len + l->csvtext->nat_len;
+    return len + zf_pdcsv_base_len(&l->pd, x) + zf_pdcsv_extra(mode) +
+           (l->pd.values == ZF_VALUES_DURATION && x < 0 && mode != ZF_PD_DAYS);
+}
+
+static size_t lab_line(const zf_layout *l, const labline *ln, int64_t x, zf_pdmode mode, char *p)
+{
+    char *q = p;
+    for (unsigned i = 0; i < l->lab->ncols; i++) {
+        const zf_labcol *col = &l->lab->cols[i];
+        if (col->text) {
+            uint64_t a = col->start[ln->f[i]], n = col->start[ln->f[i] + 1] - a;
+            memcpy(q, col->text + a, (size_t)n);
+            q += n;
+        } else {
+            q += zf_u64_text(ln->f[i], q);
+        }
+        *q++ = ',';
+    }
+    if (x == ZF_NAT) {
+        memcpy(q, l->csvtext->nat, l->csvtext->nat_len);
+        q += l->csvtext->nat_len;
+    } else {
+        q += zf_pdcsv_text(&l->pd, mode, x, q);
+    }
+    *q++ = '\n';
+    return (size_t)(q - p);
+}
+
+/* emit the lines of a run of n elements from g (coordinates c), values
+ * vals or (vals NULL) v, clipped to the request; returns the lines touched;
+ * ZF_ECORRUPT in *rc if bad (a damaged chunk, measured as NaT) and the
+ * request starts inside it */
+static uint64_t emit_labelled(reader *r, const int64_t *vals, int64_t v, uint64_t g, uint64_t n,
+                              const uint64_t *c, int bad, int *rc)
+{
+    const zf_layout *l = r->l;
+    labline ln;
+    lab_fields(l, c, &ln);
+    uint64_t j = 0;
+    for (; j < n && r->pos < r->end; j++, lab_step(l, &ln)) {
+        int64_t x = bad ? ZF_NAT : vals ? vals[j] : v;
+        zf_pdmode mode = (zf_pdmode)l->bmode[(g + j) / l->block];
+        r->last.pos = r->pos;
+        if (!bad && r->pos >= r->want && r->end - r->pos >= l->line_max) {
+            size_t len = lab_line(l, &ln, x, mode, r->out + r->outn);
+            r->outn += len;
+            r->pos += len;
+            continue;
+        }
+        uint64_t len = lab_line_len(l, &ln, x, mode);
+        if (r->pos + len <= r->want) {
+            r->pos += len;
+            continue;
+        }
+        if (bad || (!r->tmp && !(r->tmp = malloc(l->line_max)))) {
+            *rc = bad ? ZF_ECORRUPT : ZF_ENOMEM;
+            return j;
+        }
+        lab_line(l, &ln, x, mode, r->tmp);
+        uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
+        uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
+        memcpy(r->out + r->outn, r->tmp + from, (size_t)(to - from));
+        r->outn += (size_t)(to - from);
+        r->pos += len;
+    }
+    return j;
+}
+
 /* pass over a run of a bad chunk, measured as NaT like the size pass did;
  * ZF_ECORRUPT if the requested range starts inside it */
 static int skip_bad_run(reader *r, uint64_t run, uint64_t last)
@@ -202,6 +308,15 @@ static int emit_from(reader *r, uint64_t g)
             run = (cend < l->m->shape[last] ? cend : l->m->shape[last]) - c[last];
             set_prefix(r, c);
         }
+        int labelled = l->lab && r->view == ZF_VIEW_CSV;
+        if (labelled && zf_layout_is_bad(l, ci)) {
+            int rc = ZF_OK;
+            emit_labelled(r, NULL, ZF_NAT, g, run, c, 1, &rc);
+            if (rc)
+                return rc;
+            g += run;
+            continue;
+        }
         if (zf_layout_is_bad(l, ci)) {
             int rc = skip_bad_run(r, run, n ? c[last] : 0);
             if (rc)
@@ -216,6 +331,15 @@ static int emit_from(reader *r, uint64_t g)
         if (r->sequential)
             prefetch_ahead(l, ci);
         const int64_t *vals = ch->values ? ch->values + lo : NULL;
+        if (labelled) {
+            uint64_t j = emit_labelled(r, vals, ch->constant, g, run, c, 0, &rc);
+            r->last.elem = g + (j ? j - 1 : 0);
+            zf_array_put_chunk(l->a, ch);
+            if (rc)
+                return rc;
+            g += run;
+            continue;
+        }
         int batch = vals && (r->view == ZF_VIEW_TXT || !n);
         int csv_batch = vals && !batch;
         uint64_t j = 0;
@@ -297,6 +421,7 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
         }
         r.last = (zf_cursor){r.pos, g};
         rc = emit_from(&r, g);
+        free(r.tmp);
         if (cursor && rc == ZF_OK)
             *cursor = r.last;
     }

@@ -21,6 +21,20 @@ void zf_meta_clear(zf_meta *m)
     }
     zf_pipeline_free(m->pipeline);
     m->pipeline = NULL;
+    free(m->coordinates);
+    m->coordinates = NULL;
+}
+
+/* keep the attribute "coordinates" (xarray's non-dimension coordinates) if
+ * it is a string; ZF_OK or ZF_ENOMEM */
+static int keep_coordinates(const cJSON *attrs, zf_meta *m)
+{
+    const cJSON *c = cJSON_IsObject(attrs) ? cJSON_GetObjectItemCaseSensitive(attrs, "coordinates")
+                                           : NULL;
+    if (!cJSON_IsString(c))
+        return ZF_OK;
+    m->coordinates = strdup(c->valuestring);
+    return m->coordinates ? ZF_OK : ZF_ENOMEM;
 }
 
 /* the raw text of the value at the key path keys (NULL-terminated) in the
@@ -266,7 +280,7 @@ static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta
     size_t rn = 0;
     if (attrs)
         zf_json_raw_member(text, n, "attributes", &raw, &rn);
-    if ((rc = cf_finish(attrs, raw, rn, m, err, errcap)))
+    if ((rc = cf_finish(attrs, raw, rn, m, err, errcap)) || (rc = keep_coordinates(attrs, m)))
         return rc;
     return zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(root, "codecs"), m->ndim, m->chunks,
                                m->elem, &m->pipeline, err, errcap);
@@ -430,6 +444,8 @@ static int parse_v2_dim_names(const char *attrs, size_t n, zf_meta *m, char *err
     }
     int rc = parse_dim_names(cJSON_GetObjectItemCaseSensitive(root, "_ARRAY_DIMENSIONS"),
                              "_ARRAY_DIMENSIONS", m, err, errcap);
+    if (rc == ZF_OK)
+        rc = keep_coordinates(root, m);
     cJSON_Delete(root);
     return rc;
 }

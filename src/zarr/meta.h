@@ -43,6 +43,8 @@ typedef struct zf_meta {
     char dtype_text[48];            /* data type as written ("<m8[10us]", "numpy.datetime64[10us]") */
     char fill_text[32];             /* fill value as written */
     zf_cf cf;                       /* how the stored elements become ticks (cf.h) */
+    char *coordinates;              /* the "coordinates" attribute (xarray's non-dimension
+                                       coordinates, space-separated); owned; NULL if none */
 } zf_meta;
 
 /* Parse v3 zarr.json text.  For ZF_KIND_TIMEDELTA, *out is filled and owns

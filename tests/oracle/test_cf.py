@@ -93,6 +93,22 @@ def check_array(m, store, name, consolidated, rel=None, nat="NaT"):
     check_bytes(m, rel + ".csv", csv, 2)
 
 
+def check_labelled(m, store, names):
+    """every NAME.csv of an array with coordinates is xarray's own
+    to_dataframe().to_csv() (issue 17); the others keep the index columns"""
+    checked = 0
+    for name in names:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            da = xr.open_zarr(str(store), decode_timedelta=True)[name]
+            if not da.coords:
+                continue
+            want = da.to_dataframe().to_csv().encode()
+        check_bytes(m, name + ".csv", want, 3)
+        checked += 1
+    assert checked, "no array with coordinates"
+
+
 def arrays_shown(m, rel=""):
     return sorted(e[:-4] for e in m.listdir(rel) if e.endswith(".txt"))
 
@@ -331,10 +347,11 @@ def write_dynamical(store):
 def test_weatherbench_layout(tmp_path, zf_mount):
     store = tmp_path / "wb2.zarr"
     names = write_weatherbench(store)
-    m = zf_mount(store)
+    m = zf_mount(store, "-o", "labels=index")  # the values; labels: test_labels.py
     assert arrays_shown(m) == sorted(names + ["time"])  # time stamps: test_datetime.py
     for name in names:
         check_array(m, store, name, True)
+    check_labelled(zf_mount(store, "-o", "nat="), store, names)
     # v2 fill_value 0 acts as _FillValue: xarray shows the zeros as NaT
     assert m.read("lead_fill0.txt").splitlines()[0] == b"NaT"
 
@@ -342,10 +359,11 @@ def test_weatherbench_layout(tmp_path, zf_mount):
 def test_dynamical_layout(tmp_path, zf_mount):
     store = tmp_path / "dyn.zarr"
     names = write_dynamical(store)
-    m = zf_mount(store)
+    m = zf_mount(store, "-o", "labels=index")
     assert arrays_shown(m) == names
     for name in names:
         check_array(m, store, name, True)
+    check_labelled(zf_mount(store, "-o", "nat="), store, names)
     # v3 fill_value is no mask: 0 s stays 0 s, unwritten chunks read as it
     assert m.read("lead_time_2024.txt").splitlines()[0] == b"0 days 00:00:00"
 

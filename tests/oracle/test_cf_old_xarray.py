@@ -72,7 +72,7 @@ def mounts(written, zf_mounter_module):
 
     def get(store, mode=None):
         if (store, mode) not in cache:
-            opts = ["-o", f"cf={mode}"] if mode else []
+            opts = ["-o", "labels=index"] + (["-o", f"cf={mode}"] if mode else [])
             cache[(store, mode)] = zf_mounter_module(out / f"{store}.zarr", *opts)
         return cache[(store, mode)]
     return get

@@ -324,8 +324,8 @@ def cf(tmp_path_factory, zf_mounter_module):
         store, names = write_xarray(root, fmt)
         hand = root / f"hand{fmt}.zarr"
         hnames = hand_attrs_writer(zarr.open_group(str(hand), mode="w", zarr_format=fmt), fmt)
-        out[fmt] = [(store, names, zf_mounter_module(store)),
-                    (hand, hnames, zf_mounter_module(hand))]
+        out[fmt] = [(store, names, zf_mounter_module(store, "-o", "labels=index")),
+                    (hand, hnames, zf_mounter_module(hand, "-o", "labels=index"))]
     return out
 
 

@@ -1,0 +1,155 @@
+/* pdcsv.c - time values as pandas' DataFrame.to_csv writes a column of them. */
+#include "text/pdcsv.h"
+
+#include <string.h>
+
+#include "base/digits.h"
+#include "base/err.h"
+#include "text/datetime.h"
+
+#define NS_PER_S INT64_C(1000000000)
+#define NS_PER_DAY (INT64_C(86400) * NS_PER_S)
+
+int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale)
+{
+    if (unit < ZF_UNIT_W || unit > ZF_UNIT_ns || scale == 0)
+        return ZF_EUNSUPPORTED;
+    const zf_unit_info *u = &zf_units[unit];
+    int64_t per = u->exp ? (int64_t)zf_p10[9 - u->exp] : (int64_t)u->secs * NS_PER_S;
+    if (per > (INT64_C(1) << 62) / (int64_t)scale)
+        return ZF_EUNSUPPORTED;
+    c->values = values;
+    c->ns_per_tick = per * (int64_t)scale;
+    return ZF_OK;
+}
+
+/* v in nanoseconds, exactly */
+static zf_i128 to_ns(const zf_pdcsv *c, int64_t v)
+{
+    return (zf_i128)v * c->ns_per_tick;
+}
+
+/* floor division and its non-negative remainder */
+static zf_i128 floor_div(zf_i128 a, int64_t b, int64_t *rem)
+{
+    zf_i128 q = a / b, r = a - q * b;
+    if (r < 0) {
+        q -= 1;
+        r += b;
+    }
+    *rem = (int64_t)r;
+    return q;
+}
+
+unsigned zf_pdcsv_parts(const zf_pdcsv *c, int64_t v)
+{
+    if (v == ZF_NAT)
+        return 0;
+    int64_t r;
+    floor_div(to_ns(c, v), NS_PER_DAY, &r); /* r: ns into the day */
+    if (r == 0)
+        return 0;
+    unsigned p = ZF_PD_SUBDAY;
+    p |= r % NS_PER_S ? ZF_PD_SUBSEC : 0;
+    p |= r % 1000000 ? ZF_PD_SUBMS : 0;
+    p |= r % 1000 ? ZF_PD_SUBUS : 0;
+    return p;
+}
+
+unsigned zf_pdcsv_parts_of(const zf_pdcsv *c, const int64_t *v, size_t n)
+{
+    unsigned p = 0;
+    if (c->ns_per_tick % NS_PER_DAY == 0) /* whole days, whatever the values */
+        return 0;
+    for (size_t i = 0; i < n && p != 15u; i++)
+        p |= zf_pdcsv_parts(c, v[i]);
+    return p;
+}
+
+zf_pdmode zf_pdcsv_mode(const zf_pdcsv *c, unsigned parts)
+{
+    if (!(parts & ZF_PD_SUBDAY))
+        return ZF_PD_DAYS;
+    if (c->values == ZF_VALUES_DURATION) /* pandas: "long", "us" or "all" */
+        return !(parts & ZF_PD_SUBSEC) ? ZF_PD_SECS : parts & ZF_PD_SUBUS ? ZF_PD_NS : ZF_PD_US;
+    return parts & ZF_PD_SUBUS  ? ZF_PD_NS
+         : parts & ZF_PD_SUBMS  ? ZF_PD_US
+         : parts & ZF_PD_SUBSEC ? ZF_PD_MS
+                                : ZF_PD_SECS;
+}
+
+size_t zf_pdcsv_extra(zf_pdmode mode)
+{
+    static const size_t extra[] = {0, 9, 13, 16, 19}; /* " HH:MM:SS" and ".fff..." */
+    return extra[mode];
+}
+
+/* a year as numpy writes it: at least 4 characters, sign included */
+static char *put_year(char *p, zf_i128 y)
+{
+    zf_u128 m = y < 0 ? -(zf_u128)y : (zf_u128)y;
+    unsigned width = y < 0 ? 3 : 4, nd = zf_ndig128(m);
+    if (y < 0)
+        *p++ = '-';
+    for (; nd < width; nd++)
+        *p++ = '0';
+    return zf_put_u128(p, m);
+}
+
+/* the days part: "N days" or the date "YYYY-MM-DD" */
+static char *put_days(const zf_pdcsv *c, zf_i128 days, char *p)
+{
+    if (c->values == ZF_VALUES_DURATION) {
+        if (days < 0)
+            *p++ = '-';
+        p = zf_put_u128(p, days < 0 ? -(zf_u128)days : (zf_u128)days);
+        memcpy(p, " days", 5);
+        return p + 5;
+    }
+    zf_i128 y;
+    unsigned m, d;
+    zf_civil_from_days(days, &y, &m, &d);
+    p = put_year(p, y);
+    p[0] = '-';
+    zf_put2(p + 1, m);
+    p[3] = '-';
+    zf_put2(p + 4, d);
+    return p + 6;
+}
+
+size_t zf_pdcsv_text(const zf_pdcsv *c, zf_pdmode mode, int64_t v, char *out)
+{
+    int64_t r;
+    zf_i128 days = floor_div(to_ns(c, v), NS_PER_DAY, &r);
+    char *p = put_days(c, days, out);
+    if (mode == ZF_PD_DAYS)
+        return (size_t)(p - out);
+    *p++ = ' ';
+    if (c->values == ZF_VALUES_DURATION && days < 0)
+        *p++ = '+';
+    uint32_t sod = (uint32_t)(r / NS_PER_S), frac = (uint32_t)(r % NS_PER_S);
+    zf_put2(p, sod / 3600);
+    p[2] = ':';
+    zf_put2(p + 3, sod / 60 % 60);
+    p[5] = ':';
+    zf_put2(p + 6, sod % 60);
+    p += 8;
+    static const unsigned digits[] = {0, 0, 3, 6, 9};
+    unsigned nd = digits[mode];
+    if (nd) {
+        *p++ = '.';
+        zf_put_fixed(p, frac / zf_p10[9 - nd], nd);
+        p += nd;
+    }
+    return (size_t)(p - out);
+}
+
+size_t zf_pdcsv_base_len(const zf_pdcsv *c, int64_t v)
+{
+    int64_t r;
+    zf_i128 days = floor_div(to_ns(c, v), NS_PER_DAY, &r);
+    if (c->values == ZF_VALUES_DURATION) /* "-N days" */
+        return zf_ndig128(days < 0 ? -(zf_u128)days : (zf_u128)days) + 5 + (days < 0);
+    char tmp[64];
+    return (size_t)(put_days(c, days, tmp) - tmp);
+}

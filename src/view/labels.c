@@ -1,0 +1,321 @@
+/* labels.c - the label columns of an array's .csv (labels.h). */
+#include "view/labels.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/log.h"
+#include "base/sbuf.h"
+#include "label/coordtext.h"
+#include "text/pdcsv.h"
+
+
+/* a coordinate being loaded: its values (time) or its text (other types) */
+typedef struct pending {
+    const zf_labsrc *src;
+    int64_t *ticks;          /* a time coordinate's values (C order, its own axes) */
+    uint64_t n;
+    zf_coordtext ct;         /* another type's text */
+    uint64_t stride[ZF_MAX_DIMS];
+} pending;
+
+static void log_src(const zf_array *a, const zf_labsrc *s, const char *why)
+{
+    zf_log("%s/%s: coordinate %s: %s; %s", zf_store_path(zf_array_store(a)), zf_array_path(a),
+           s->name, why, s->dim >= 0 ? "the index labels its dimension" : "column left out");
+}
+
+/* the strides (in the coordinate's C order) of each array dimension it
+ * spans, matched by name; 0 unless its dimensions are all the array's and
+ * its shape matches along them */
+static int map_axes(const zf_meta *am, const zf_labsrc *s, unsigned ndim, const uint64_t *shape,
+                    char *const *names, uint64_t *stride)
+{
+    uint64_t st = 1;
+    memset(stride, 0, ZF_MAX_DIMS * sizeof *stride);
+    if (s->dim >= 0 && ndim != 1)
+        return 0;
+    for (unsigned i = ndim; i-- > 0;) {
+        unsigned d = 0;
+        if (s->dim >= 0)
+            d = (unsigned)s->dim;
+        else
+            while (d < am->ndim && !(names[i] && am->dim_names[d] && !strcmp(names[i], am->dim_names[d])))
+                d++;
+        if (d >= am->ndim || shape[i] != am->shape[d] || stride[d])
+            return 0;
+        stride[d] = st;
+        st *= shape[i];
+    }
+    return 1;
+}
+
+/* copy chunk ci of coordinate array c (decoded: ch) into its whole-array buffer */
+static void place_chunk(const zf_array *c, uint64_t ci, const zf_chunk *ch, int64_t *all)
+{
+    const zf_meta *m = zf_array_meta(c);
+    uint64_t origin[ZF_MAX_DIMS], extent[ZF_MAX_DIMS], r[ZF_MAX_DIMS] = {0}, k = ci;
+    for (unsigned d = m->ndim; d-- > 0;) {
+        uint64_t gd = zf_array_grid(c, d);
+        origin[d] = k % gd * m->read_chunks[d];
+        extent[d] = m->shape[d] - origin[d] < m->read_chunks[d] ? m->shape[d] - origin[d]
+                                                              : m->read_chunks[d];
+        k /= gd;
+    }
+    uint64_t total = 1;
+    for (unsigned d = 0; d < m->ndim; d++)
+        total *= extent[d];
+    for (uint64_t e = 0; e < total; e++) {
+        uint64_t g = 0, lo = 0;
+        for (unsigned d = 0; d < m->ndim; d++) {
+            g = g * m->shape[d] + origin[d] + r[d];
+            lo = lo * m->read_chunks[d] + r[d];
+        }
+        all[g] = ch->values ? ch->values[lo] : ch->constant;
+        for (unsigned d = m->ndim; d-- > 0;) { /* the next element of the box */
+            if (++r[d] < extent[d])
+                break;
+            r[d] = 0;
+        }
+    }
+}
+
+/* read a time coordinate's values; ZF_OK, or an error with why filled in */
+static int read_ticks(pending *p, char *why, size_t cap)
+{
+    zf_array *c = p->src->arr;
+    const zf_meta *m = zf_array_meta(c);
+    p->n = m->nelems;
+    if (p->n > ZF_LABELS_MAX / 8 || !(p->ticks = malloc((size_t)p->n * 8 + 8))) {
+        snprintf(why, cap, "%llu values are more than the label memory allows",
+                 (unsigned long long)p->n);
+        return ZF_ENOMEM;
+    }
+    for (uint64_t ci = 0; ci < zf_array_nchunks(c); ci++) {
+        zf_chunk *ch;
+        int rc = zf_array_get_chunk(c, ci, &ch);
+        if (rc) {
+            snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)ci,
+                     zf_strerror(rc));
+            return rc;
+        }
+        place_chunk(c, ci, ch, p->ticks);
+        zf_array_put_chunk(c, ch);
+    }
+    return ZF_OK;
+}
+
+/* load one source's values or text and check its shape against the array */
+static int load_src(zf_array *a, pending *p)
+{
+    const zf_meta *am = zf_array_meta(a);
+    char why[300] = "";
+    int rc;
+    if (p->src->arr) {
+        const zf_meta *m = zf_array_meta(p->src->arr);
+        rc = map_axes(am, p->src, m->ndim, m->shape, m->dim_names, p->stride)
+                 ? read_ticks(p, why, sizeof why)
+                 : ZF_EINVAL;
+    } else {
+        rc = zf_coordtext_load(zf_array_store(a), p->src->path, ZF_LABELS_MAX, &p->ct, why,
+                               sizeof why);
+        if (rc == ZF_OK && !map_axes(am, p->src, p->ct.ndim, p->ct.shape, p->ct.dim_names, p->stride))
+            rc = ZF_EINVAL;
+    }
+    if (rc == ZF_EINVAL)
+        snprintf(why, sizeof why, "its dimensions or shape are not the array's");
+    if (rc)
+        log_src(a, p->src, *why ? why : zf_strerror(rc));
+    return rc;
+}
+
+/* make column col's table from the time values of p: one format per
+ * slice of `slice` values (UINT64_MAX: one for all) */
+static int format_ticks(const zf_array *a, pending *p, uint64_t slice, const char *nat,
+                        zf_labcol *col)
+{
+    const zf_meta *m = zf_array_meta(p->src->arr);
+    zf_pdcsv pd;
+    if (zf_pdcsv_init(&pd, m->values, m->unit, m->scale)) {
+        log_src(a, p->src, "its unit cannot be written as pandas does");
+        return ZF_EUNSUPPORTED;
+    }
+    size_t nat_len = strlen(nat);
+    uint64_t bytes = 0;
+    zf_pdmode *mode = NULL;
+    uint64_t nslices = slice == UINT64_MAX ? 1 : (p->n + slice - 1) / slice;
+    if (!(mode = malloc((size_t)(nslices ? nslices : 1) * sizeof *mode)) ||
+        !(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start))) {
+        free(mode);
+        return ZF_ENOMEM;
+    }
+    for (uint64_t k = 0; k < nslices; k++) {
+        uint64_t lo = slice == UINT64_MAX ? 0 : k * slice, hi = slice == UINT64_MAX || p->n - lo < slice ? p->n : lo + slice;
+        mode[k] = zf_pdcsv_mode(&pd, zf_pdcsv_parts_of(&pd, p->ticks + lo, (size_t)(hi - lo)));
+        for (uint64_t i = lo; i < hi; i++) {
+            int64_t v = p->ticks[i];
+            bytes += v == ZF_NAT ? nat_len
+                                 : zf_pdcsv_base_len(&pd, v) + zf_pdcsv_extra(mode[k]) +
+                                       (m->values == ZF_VALUES_DURATION && v < 0 && mode[k] != ZF_PD_DAYS);
+        }
+    }
+    if (bytes > ZF_LABELS_MAX || !(col->text = malloc((size_t)bytes + ZF_VALUE_MAX))) {
+        free(mode);
+        log_src(a, p->src, "its text is more than the label memory allows");
+        return ZF_ENOMEM;
+    }
+    uint64_t at = 0;
+    for (uint64_t i = 0; i < p->n; i++) {
+        col->start[i] = at;
+        int64_t v = p->ticks[i];
+        if (v == ZF_NAT) {
+            memcpy(col->text + at, nat, nat_len);
+            at += nat_len;
+        } else {
+            at += zf_pdcsv_text(&pd, mode[slice == UINT64_MAX ? 0 : i / slice], v, col->text + at);
+        }
+    }
+    col->start[p->n] = at;
+    col->nfields = p->n;
+    free(mode);
+    return ZF_OK;
+}
+
+/* the header text of a column: name CSV-quoted */
+static char *quoted(const char *name)
+{
+    zf_sbuf sb = {0};
+    zf_sbuf_csv_field(&sb, name);
+    if (sb.failed) {
+        free(sb.data);
+        return NULL;
+    }
+    return sb.data;
+}
+
+/* column d: the index of dimension d */
+static int index_col(const zf_meta *am, unsigned d, zf_labcol *col)
+{
+    char dn[32];
+    snprintf(dn, sizeof dn, "dim_%u", d);
+    col->dim = (int)d;
+    col->name = quoted(am->dim_names[d] ? am->dim_names[d] : dn);
+    return col->name ? ZF_OK : ZF_ENOMEM;
+}
+
+static void pending_free(pending *p)
+{
+    free(p->ticks);
+    zf_coordtext_clear(&p->ct);
+}
+
+/* make col from a loaded source: its table (time values formatted here) */
+static int fill_col(const zf_array *a, pending *p, uint64_t slice, const char *nat, zf_labcol *col)
+{
+    col->dim = p->src->dim;
+    memcpy(col->stride, p->stride, sizeof col->stride);
+    if (p->ticks) {
+        int rc = format_ticks(a, p, slice, nat, col);
+        if (rc)
+            return rc;
+    } else { /* the loader's table: ownership moves to the column */
+        col->text = p->ct.text;
+        col->start = p->ct.start;
+        col->nfields = p->ct.n;
+        p->ct.text = NULL;
+        p->ct.start = NULL;
+    }
+    col->name = quoted(p->src->name);
+    return col->name ? ZF_OK : ZF_ENOMEM;
+}
+
+static void col_clear(zf_labcol *col)
+{
+    free(col->name);
+    free(col->text);
+    free(col->start);
+    memset(col, 0, sizeof *col);
+}
+
+int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *nat,
+                   zf_labels **out)
+{
+    const zf_meta *am = zf_array_meta(a);
+    zf_labels *lb = calloc(1, sizeof *lb);
+    pending *p = calloc(n ? n : 1, sizeof *p);
+    int *ok = calloc(n ? n : 1, sizeof *ok);
+    if (!lb || !p || !ok || !(lb->cols = calloc(am->ndim + n, sizeof *lb->cols))) {
+        free(lb);
+        free(p);
+        free(ok);
+        return ZF_ENOMEM;
+    }
+    unsigned ndata = 0;
+    for (unsigned i = 0; i < n; i++) {
+        p[i].src = &src[i];
+        ok[i] = load_src(a, &p[i]) == ZF_OK;
+        ndata += ok[i] && src[i].dim < 0;
+    }
+    uint64_t slice = am->ndim == 1 ? ZF_PD_SLICE_CELLS / (ndata + 1) : UINT64_MAX;
+    int rc = ZF_OK;
+    for (unsigned d = 0; d < am->ndim && rc == ZF_OK; d++) {
+        zf_labcol *col = &lb->cols[lb->ncols++];
+        unsigned i = 0;
+        while (i < n && !(ok[i] && src[i].dim == (int)d))
+            i++;
+        if (i < n && (rc = fill_col(a, &p[i], slice, nat, col)) != ZF_ENOMEM && rc) {
+            col_clear(col);
+            rc = ZF_OK;
+            i = n;
+        }
+        if (i == n && rc == ZF_OK)
+            rc = index_col(am, d, col);
+    }
+    for (unsigned i = 0; i < n && rc == ZF_OK; i++) {
+        if (!ok[i] || src[i].dim >= 0)
+            continue;
+        zf_labcol *col = &lb->cols[lb->ncols];
+        if ((rc = fill_col(a, &p[i], slice, nat, col)) == ZF_OK)
+            lb->ncols++, lb->ndata++;
+        else if (rc != ZF_ENOMEM) {
+            col_clear(col);
+            rc = ZF_OK;
+        }
+    }
+    for (unsigned i = 0; i < n; i++)
+        pending_free(&p[i]);
+    free(p);
+    free(ok);
+    if (rc) {
+        zf_labels_free(lb);
+        return rc;
+    }
+    *out = lb;
+    return ZF_OK;
+}
+
+void zf_labels_free(zf_labels *lb)
+{
+    if (!lb)
+        return;
+    for (unsigned i = 0; i < lb->ncols; i++)
+        col_clear(&lb->cols[i]);
+    free(lb->cols);
+    free(lb);
+}
+
+void zf_labels_fp(const zf_labels *lb, zf_fp *fp)
+{
+    for (unsigned i = 0; i < lb->ncols; i++) {
+        const zf_labcol *c = &lb->cols[i];
+        zf_fp_add(fp, c->name, strlen(c->name) + 1);
+        zf_fp_add(fp, c->stride, sizeof c->stride);
+        zf_fp_add(fp, &c->dim, sizeof c->dim);
+        if (c->text) {
+            zf_fp_add(fp, c->start, ((size_t)c->nfields + 1) * sizeof *c->start);
+            zf_fp_add(fp, c->text, (size_t)c->start[c->nfields]);
+        }
+    }
+}

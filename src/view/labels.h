@@ -1,0 +1,86 @@
+/* labels.h - the label columns of an array's .csv: its coordinates' text.
+ *
+ * As xarray's to_dataframe().to_csv() writes an array: one column per
+ * dimension (its dimension coordinate's values, or the index where it has
+ * none), then one per non-dimension coordinate (names in byte order), each
+ * coordinate's text made once, when the array is first sized, and kept as a
+ * table of fields (at most ZF_LABELS_MAX bytes per array: a coordinate that
+ * would exceed it, is damaged or of a type not shown falls back to the
+ * index, or is left out, with a log line).  Time coordinates (zf_array) are
+ * read through the cache, in pandas' column format (text/pdcsv.h); others
+ * through label/coordtext.h.  Immutable once loaded; shared by readers. */
+#ifndef ZF_LABELS_H
+#define ZF_LABELS_H
+
+#include <stdint.h>
+
+#include "chunk/array.h"
+#include "base/digits.h"
+#include "base/fp.h"
+
+#define ZF_LABELS_MAX ((uint64_t)256 << 20)
+/* most label columns of an array (dimensions and other coordinates) */
+#define ZF_LABELS_MAX_COLS 64
+/* pandas writes a frame's rows in slices of this many cells / data columns,
+ * choosing a time column's format for each slice */
+#define ZF_PD_SLICE_CELLS 100000
+
+/* Where a column's text comes from (the tree fills these in; all borrowed). */
+typedef struct zf_labsrc {
+    const char *name;          /* the coordinate's name: the column header */
+    int dim;                   /* the array dimension it labels, or -1 (non-dimension) */
+    zf_array *arr;             /* a time coordinate, or NULL */
+    const char *path;          /* else the store key of a coordinate of another type */
+} zf_labsrc;
+
+/* One column: the text of element c (array coordinates) is field
+ * sum(c[d] * stride[d]) of the table; without a table, c[dim] in decimal. */
+typedef struct zf_labcol {
+    char *name;                  /* header text, CSV-quoted (owned) */
+    int dim;                     /* index columns: the dimension */
+    uint64_t stride[ZF_MAX_DIMS];
+    char *text;                  /* fields back to back (owned; NULL: index column) */
+    uint64_t *start;             /* nfields + 1 offsets into text (owned) */
+    uint64_t nfields;
+} zf_labcol;
+
+typedef struct zf_labels {
+    unsigned ncols, ndata;       /* columns; those that are not the index (non-dimension) */
+    zf_labcol *cols;             /* dimension columns first (in order), then the others */
+} zf_labels;
+
+/* Load the columns of array a (its metadata: shape, dimension names) from
+ * the n sources src (at most one per dimension, dim >= 0; non-dimension
+ * ones, dim -1, in column order).  A coordinate's dimensions are matched to
+ * the array's by name (a dimension coordinate: 1-D along its dimension);
+ * one whose dimensions are not among the array's is left out, as xarray does.  nat is the CSV text of
+ * NaT in a time label.  *out owns the tables (zf_labels_free).  ZF_OK or
+ * ZF_ENOMEM; a source that cannot be used is logged and replaced. */
+int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *nat,
+                   zf_labels **out);
+
+/* Free labels; NULL is allowed. */
+void zf_labels_free(zf_labels *lb);
+
+/* Mix the labels' text into fp (the offset index depends on it). */
+void zf_labels_fp(const zf_labels *lb, zf_fp *fp);
+
+/* The field index of element c in a table column. */
+static inline uint64_t zf_labcol_field(const zf_labcol *col, const uint64_t *c, unsigned ndim)
+{
+    uint64_t t = 0;
+    for (unsigned d = 0; d < ndim; d++)
+        t += c[d] * col->stride[d];
+    return t;
+}
+
+/* Length of the field of column col for array element c. */
+static inline uint64_t zf_labcol_len(const zf_labcol *col, const uint64_t *c, unsigned ndim)
+{
+    if (!col->text)
+        return zf_ndig64(c[col->dim]);
+    uint64_t t = zf_labcol_field(col, c, ndim);
+    return col->start[t + 1] - col->start[t];
+}
+
+#endif

@@ -1,0 +1,168 @@
+"""CSV with coordinate labels (issue 17): NAME.csv against xarray itself.
+
+Stores are written by xarray's to_zarr (v2 and v3, consolidated or not) with
+time coordinates at several resolutions and reference dates, durations as
+coordinates, non-dimension coordinates (1-D and 2-D, such as valid_time),
+NaT in labels and values, dimensions without a coordinate and missing chunks
+in coordinates.  With -o nat= every NAME.csv must be byte for byte
+`xarray.open_zarr(STORE, decode_timedelta=True)[NAME].to_dataframe().to_csv()`
+(exact st_size, random preads); -o labels=index keeps the index columns.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dask  # noqa: F401 - xarray.open_zarr(chunks={}) needs it
+import xarray as xr
+
+from test_cf import check_bytes, expected_files, xr_values
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+NS_H = 3600 * 10**9
+
+
+def oracle_csv(store, name, consolidated=None):
+    """xarray's own CSV of one array, as a user would write it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = xr.open_zarr(str(store), decode_timedelta=True, consolidated=consolidated)
+        return ds[name].to_dataframe().to_csv().encode()
+
+
+def write(ds, store, fmt, consolidated=True, encoding=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds.to_zarr(str(store), mode="w", zarr_format=fmt, consolidated=consolidated,
+                   encoding=encoding or {})
+
+
+def forecast(n_init=5, n_step=7, seed=1, freq="6h"):
+    """lead(init_time, step): durations with NaT, a datetime and a duration
+    coordinate, and valid_time(init_time, step) as a non-dimension one."""
+    rng = np.random.default_rng(seed)
+    init = pd.date_range("2023-12-31 18:00", periods=n_init, freq=freq)
+    step = pd.to_timedelta(np.arange(n_step) * 6, unit="h")
+    v = rng.integers(-10 * NS_H, 400 * NS_H, size=(n_init, n_step)).astype("timedelta64[ns]")
+    v[1, 2] = np.timedelta64("NaT")
+    ds = xr.Dataset({"lead": (("init_time", "step"), v)},
+                    coords={"init_time": init, "step": step,
+                            "valid_time": (("init_time", "step"),
+                                           init.values[:, None] + step.values[None, :])})
+    return ds
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+@pytest.mark.parametrize("consolidated", [True, False])
+def test_forecast_labels(tmp_path, zf_mount, fmt, consolidated):
+    store = tmp_path / "f.zarr"
+    write(forecast(), store, fmt, consolidated)
+    want = oracle_csv(store, "lead", consolidated)
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "lead.csv", want, 1)
+    assert want.startswith(b"init_time,step,valid_time,lead\n")
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_labels_index_keeps_index_columns(tmp_path, zf_mount, fmt):
+    store = tmp_path / "f.zarr"
+    write(forecast(), store, fmt)
+    m = zf_mount(store, "-o", "labels=index")
+    values, dims = xr_values(store, "lead", True)
+    _, csv = expected_files(values, dims, "lead")
+    check_bytes(m, "lead.csv", csv, 2)
+
+
+# time coordinates at several resolutions, reference dates and signs
+TIME_CASES = {
+    "midnight": pd.date_range("2000-01-01", periods=9, freq="D"),
+    "hours": pd.date_range("1969-12-31 21:00", periods=9, freq="3h"),
+    "ms": pd.date_range("2024-02-28 23:59:59.998", periods=9, freq="1ms"),
+    "us": pd.date_range("1950-06-01 12:00", periods=9, freq="250us"),
+    "ns": pd.date_range("2262-04-11", periods=9, freq="7ns"),
+    "old": pd.date_range("1677-09-22", periods=9, freq="37D"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TIME_CASES))
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_time_coordinate_resolutions(tmp_path, zf_mount, case, fmt):
+    t = TIME_CASES[case].values.copy()
+    t[4] = np.datetime64("NaT")
+    rng = np.random.default_rng(len(case))
+    vals = rng.integers(0, 10**15, size=t.size).astype("timedelta64[ns]")
+    vals[2] = np.timedelta64("NaT")
+    ds = xr.Dataset({"age": (("time",), vals)}, coords={"time": t})
+    store = tmp_path / "t.zarr"
+    write(ds, store, fmt)
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "age.csv", oracle_csv(store, "age"), 3)
+
+
+@pytest.mark.parametrize("units", ["days since 1970-01-01", "hours since 2000-01-01 06:00",
+                                   "seconds since 1999-12-31 23:59:30",
+                                   "milliseconds since 2020-02-29"])
+def test_cf_time_encodings(tmp_path, zf_mount, units):
+    """the coordinate's CF encoding as the user chose it, negative offsets too"""
+    t = pd.date_range("1999-12-30", periods=12, freq="13h").values
+    ds = xr.Dataset({"lag": (("time",), np.arange(12).astype("timedelta64[h]").astype("timedelta64[ns]"))},
+                    coords={"time": t})
+    store = tmp_path / "cf.zarr"
+    write(ds, store, 3, encoding={"time": {"units": units, "dtype": "float64" if "milli" in units else "int64"}})
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "lag.csv", oracle_csv(store, "lag"), 4)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_three_dims_and_a_dimension_without_coordinate(tmp_path, zf_mount, fmt):
+    init = pd.date_range("2024-01-01", periods=3, freq="12h")
+    step = pd.to_timedelta([0, 90, 180, 1440], unit="min")
+    v = (np.arange(3 * 4 * 5).reshape(3, 4, 5) * 1800 * 10**9).astype("timedelta64[ns]")
+    v[2, 3, 4] = np.timedelta64("NaT")
+    ds = xr.Dataset({"dur": (("init_time", "step", "member"), v)},
+                    coords={"init_time": init, "step": step})
+    store = tmp_path / "d3.zarr"
+    write(ds, store, fmt, encoding={"dur": {"chunks": (2, 3, 2)}})
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "dur.csv", oracle_csv(store, "dur"), 5)
+
+
+def test_slices_choose_their_own_format(tmp_path, zf_mount):
+    """pandas writes 100000 cells at a time and picks the time format per
+    slice: whole days in one, hours in the next"""
+    n = 200_000
+    t = np.datetime64("1678-01-01", "ns") + np.arange(n).astype("timedelta64[D]")
+    t[-5] += np.timedelta64(1, "h")
+    v = (np.arange(n) * 86400 * 10**9).astype("timedelta64[ns]")
+    v[120_001] += np.timedelta64(1, "s")
+    v[190_000] += np.timedelta64(1, "us")
+    ds = xr.Dataset({"span": (("time",), v)}, coords={"time": t})
+    store = tmp_path / "s.zarr"
+    write(ds, store, 3, encoding={"span": {"chunks": (30_000,)},
+                                      "time": {"chunks": (70_000,), "dtype": "int64",
+                                               "units": "hours since 1970-01-01"}})
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "span.csv", oracle_csv(store, "span"), 6)
+
+
+def test_missing_coordinate_chunks(tmp_path, zf_mount):
+    """a coordinate chunk never written reads as its fill value (NaT)"""
+    t = pd.date_range("2024-03-01", periods=12, freq="h").values.copy()
+    t[4:8] = np.datetime64("NaT")
+    ds = xr.Dataset({"wait": (("time",), np.arange(12).astype("timedelta64[m]").astype("timedelta64[ns]"))},
+                    coords={"time": t})
+    store = tmp_path / "m.zarr"
+    write(ds, store, 3, encoding={"time": {"chunks": (4,)}})
+    for root, _, files in os.walk(store / "time"):
+        for f in files:
+            if os.path.relpath(os.path.join(root, f), store / "time") == os.path.join("c", "1"):
+                os.remove(os.path.join(root, f))
+    want = oracle_csv(store, "wait")
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "wait.csv", want, 7)
