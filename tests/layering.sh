@@ -2,14 +2,14 @@
 # layering.sh - the core's stages depend only downward.
 #
 # src/ is laid out as the path a byte takes from the store to the reader:
-#   base < store < codec < text < zarr < chunk < view < tree
+#   base < store < codec < text < zarr < label < chunk < view < tree
 # A file in one stage may include headers of its own stage and of earlier
 # ones only; a *_impl.h header is private to its folder (and the white-box
 # unit tests); fs/ and tools/ see only public headers.  Usage: layering.sh REPO
 set -u
 repo=${1:-.}
 cd "$repo" || exit 2
-stages=(base store codec text zarr chunk view tree)
+stages=(base store codec text zarr label chunk view tree)
 declare -A rank
 for i in "${!stages[@]}"; do rank[${stages[$i]}]=$i; done
 bad=0
