@@ -21,6 +21,26 @@ typedef struct pending {
     uint64_t stride[ZF_MAX_DIMS];
 } pending;
 
+/* bytes of label tables held by every layout of the process (ZF_LABELS_MAX) */
+static uint64_t labels_in_use;
+
+/* take n bytes of the label budget; 0 if that would exceed it */
+static int reserve(uint64_t n)
+{
+    uint64_t cur = __atomic_load_n(&labels_in_use, __ATOMIC_RELAXED);
+    do {
+        if (n > ZF_LABELS_MAX - cur)
+            return 0;
+    } while (!__atomic_compare_exchange_n(&labels_in_use, &cur, cur + n, 0, __ATOMIC_RELAXED,
+                                          __ATOMIC_RELAXED));
+    return 1;
+}
+
+static void release(uint64_t n)
+{
+    __atomic_fetch_sub(&labels_in_use, n, __ATOMIC_RELAXED);
+}
+
 static void log_src(const zf_array *a, const zf_labsrc *s, const char *why)
 {
     zf_log("%s/%s: coordinate %s: %s; %s", zf_store_path(zf_array_store(a)), zf_array_path(a),
@@ -119,8 +139,9 @@ static int load_src(zf_array *a, pending *p)
                  ? read_ticks(p, why, sizeof why)
                  : ZF_EINVAL;
     } else {
-        rc = zf_coordtext_load(zf_array_store(a), p->src->path, ZF_LABELS_MAX, &p->ct, why,
-                               sizeof why);
+        rc = zf_coordtext_load(zf_array_store(a), p->src->path,
+                               ZF_LABELS_MAX - __atomic_load_n(&labels_in_use, __ATOMIC_RELAXED),
+                               &p->ct, why, sizeof why);
         if (rc == ZF_OK && !map_axes(am, p->src, p->ct.ndim, p->ct.shape, p->ct.dim_names, p->stride))
             rc = ZF_EINVAL;
     }
@@ -161,9 +182,15 @@ static int format_ticks(const zf_array *a, pending *p, uint64_t slice, const cha
                                        (m->values == ZF_VALUES_DURATION && v < 0 && mode[k] != ZF_PD_DAYS);
         }
     }
-    if (bytes > ZF_LABELS_MAX || !(col->text = malloc((size_t)bytes + ZF_VALUE_MAX))) {
+    uint64_t need = bytes + (p->n + 1) * sizeof *col->start;
+    if (!reserve(need)) {
         free(mode);
-        log_src(a, p->src, "its text is more than the label memory allows");
+        log_src(a, p->src, "its text is more than the label memory left allows");
+        return ZF_EUNSUPPORTED;
+    }
+    col->reserved = need;
+    if (!(col->text = malloc((size_t)bytes + ZF_VALUE_MAX))) {
+        free(mode);
         return ZF_ENOMEM;
     }
     uint64_t at = 0;
@@ -221,6 +248,12 @@ static int fill_col(const zf_array *a, pending *p, uint64_t slice, const char *n
         if (rc)
             return rc;
     } else { /* the loader's table: ownership moves to the column */
+        uint64_t need = p->ct.start[p->ct.n] + (p->ct.n + 1) * sizeof *p->ct.start;
+        if (!reserve(need)) {
+            log_src(a, p->src, "its text is more than the label memory left allows");
+            return ZF_EUNSUPPORTED;
+        }
+        col->reserved = need;
         col->text = p->ct.text;
         col->start = p->ct.start;
         col->nfields = p->ct.n;
@@ -233,6 +266,7 @@ static int fill_col(const zf_array *a, pending *p, uint64_t slice, const char *n
 
 static void col_clear(zf_labcol *col)
 {
+    release(col->reserved);
     free(col->name);
     free(col->text);
     free(col->start);

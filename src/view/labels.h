@@ -4,9 +4,10 @@
  * dimension (its dimension coordinate's values, or the index where it has
  * none), then one per non-dimension coordinate (names in byte order), each
  * coordinate's text made once, when the array is first sized, and kept as a
- * table of fields (at most ZF_LABELS_MAX bytes per array: a coordinate that
- * would exceed it, is damaged or of a type not shown falls back to the
- * index, or is left out, with a log line).  Time coordinates (zf_array) are
+ * table of fields: at most ZF_LABELS_MAX bytes of them in all, whatever the
+ * number of arrays (a coordinate whose table would exceed what is left, is
+ * damaged or of a type not shown falls back to the index, or is left out,
+ * with a log line).  Time coordinates (zf_array) are
  * read through the cache, in pandas' column format (text/pdcsv.h); others
  * through label/coordtext.h.  Immutable once loaded; shared by readers. */
 #ifndef ZF_LABELS_H
@@ -42,6 +43,7 @@ typedef struct zf_labcol {
     char *text;                  /* fields back to back (owned; NULL: index column) */
     uint64_t *start;             /* nfields + 1 offsets into text (owned) */
     uint64_t nfields;
+    uint64_t reserved;           /* bytes of the label budget it holds */
 } zf_labcol;
 
 typedef struct zf_labels {

@@ -652,6 +652,7 @@ static int check_last_block(zf_layout *l)
 {
     enum { CHUNKS = 8 };
     uint64_t ci[CHUNKS], nb = l->nblocks, *kept[2] = {l->off[0], l->off[1]};
+    uint8_t *modes = l->bmode; /* a labelled .csv's loaded formats */
     unsigned n = nb ? last_block_chunks(l, ci, CHUNKS) : 0;
     if (n == 0)
         return ZF_OK;
@@ -660,14 +661,29 @@ static int check_last_block(zf_layout *l)
     for (int v = 0; v < 2; v++) /* measure into fresh sums: the loaded ones stay intact */
         if (!(l->off[v] = calloc((size_t)nb + 1, sizeof(uint64_t))))
             rc = ZF_ENOMEM;
+    if (l->lab && (!(l->bnn = calloc((size_t)nb, sizeof *l->bnn)) ||
+                   !(l->bneg = calloc((size_t)nb, sizeof *l->bneg)) ||
+                   !(l->bmode = calloc((size_t)nb, 1))))
+        rc = ZF_ENOMEM;
     for (unsigned i = 0; rc == ZF_OK && i < n; i++)
         if ((rc = measure_chunk(l, ci[i], 0, &s)) == ZF_OK && l->bad)
             rc = ZF_ESTALE; /* saved without damaged chunks: one now is a change */
+    if (rc == ZF_OK && l->lab) /* the last block's values in their saved format */
+        l->off[1][nb] += l->bnn[nb - 1] * zf_pdcsv_extra((zf_pdmode)modes[nb - 1]) +
+                         (l->pd.values == ZF_VALUES_DURATION && modes[nb - 1] != ZF_PD_DAYS
+                              ? l->bneg[nb - 1] : 0);
     for (int v = 0; v < 2; v++) {
         if (rc == ZF_OK && l->off[v][nb] != kept[v][nb] - kept[v][nb - 1])
             rc = ZF_ESTALE;
         free(l->off[v]);
         l->off[v] = kept[v];
+    }
+    if (l->lab) {
+        free(l->bnn);
+        free(l->bneg);
+        free(l->bmode);
+        l->bnn = l->bneg = NULL;
+        l->bmode = modes;
     }
     free(s.values);
     free(s.raw.p);
@@ -698,15 +714,23 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
         if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
             return ZF_ENOMEM;
     int unlisted = zf_array_unlisted(l->a);
-    void *snap = NULL;
-    size_t snap_len = 0;
+    size_t modes = l->lab ? (size_t)l->nblocks : 0; /* the extra bytes: modes, then versions */
+    void *extra = NULL;
+    size_t extra_len = 0;
     uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
-    size_t most = n < SIZE_MAX / 24 ? (size_t)n * 24 : SIZE_MAX;
+    size_t most = modes + (!unlisted ? 0 : n < (SIZE_MAX - modes) / 24 ? (size_t)n * 24 : SIZE_MAX - modes);
     if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
-                         unlisted ? &snap : NULL, &snap_len) != 0)
+                         unlisted || modes ? &extra : NULL, &extra_len) != 0)
         return ZF_ENOTFOUND;
-    int rc = unlisted ? zf_array_snap_load(l->a, snap, snap_len) : ZF_OK;
-    free(snap);
+    int rc = extra_len < modes ? ZF_ECORRUPT : ZF_OK;
+    if (rc == ZF_OK && modes && !(l->bmode = malloc(modes)))
+        rc = ZF_ENOMEM;
+    for (size_t b = 0; rc == ZF_OK && b < modes; b++)
+        if ((l->bmode[b] = ((uint8_t *)extra)[b]) > ZF_PD_NS)
+            rc = ZF_ECORRUPT;
+    if (rc == ZF_OK && unlisted)
+        rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes);
+    free(extra);
     if (rc == ZF_ECORRUPT)
         return ZF_ENOTFOUND;
     if (rc || zf_array_store(l->a)->remote) /* remote: no chunk is fetched to check it */
@@ -718,12 +742,21 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
     return ZF_ENOTFOUND;
 }
 
-/* save the index under fp, with the chunk versions of an unlisted store */
+/* save the index under fp, with the value formats of a labelled .csv's
+ * blocks and the chunk versions of an unlisted store */
 static void save_persisted(zf_layout *l, const zf_fp *fp)
 {
-    size_t len = 0;
+    size_t len = 0, modes = l->lab ? (size_t)l->nblocks : 0;
     const void *snap = zf_array_unlisted(l->a) ? zf_array_snap_data(l->a, &len) : NULL;
-    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], snap, len);
+    uint8_t *extra = modes + len ? malloc(modes + len) : NULL;
+    if (modes + len && !extra)
+        return;
+    if (modes)
+        memcpy(extra, l->bmode, modes);
+    if (len)
+        memcpy(extra + modes, snap, len);
+    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, modes + len);
+    free(extra);
 }
 
 /* labelled .csv: the rows pandas formats at once, and offset blocks that
@@ -781,8 +814,7 @@ static int setup_labels(zf_layout *l)
     return ZF_OK;
 }
 
-/* the offset index: from the persisted copy if it matches, else by a pass
- * (a labelled .csv's is not persisted: its formats per block are not kept) */
+/* the offset index: from the persisted copy if it matches, else by a pass */
 static int load_or_build(zf_layout *l)
 {
     zf_fp fp;
@@ -791,7 +823,7 @@ static int load_or_build(zf_layout *l)
         rc = layout_fingerprint(l, &fp);
     if (rc)
         return rc;
-    if (l->index_dir && !l->lab && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
+    if (l->index_dir && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
         return rc;
     for (int v = 0; v < 2; v++) {
         free(l->off[v]);
@@ -809,7 +841,7 @@ static int load_or_build(zf_layout *l)
         keep = keep && adopted == ZF_OK; /* an index is saved only with its chunks' versions */
         rc = rc ? rc : adopted == ZF_ENOMEM ? adopted : ZF_OK;
     }
-    if (keep && l->index_dir && !l->lab)
+    if (keep && l->index_dir)
         save_persisted(l, &fp);
     return rc;
 }

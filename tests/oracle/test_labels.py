@@ -166,3 +166,28 @@ def test_missing_coordinate_chunks(tmp_path, zf_mount):
     want = oracle_csv(store, "wait")
     m = zf_mount(store, "-o", "nat=")
     check_bytes(m, "wait.csv", want, 7)
+
+
+def test_persisted_index_keeps_the_formats(tmp_path, zf_mount, monkeypatch):
+    """a second mount sizes the labelled .csv from the persisted offset index,
+    which keeps each slice's format: the same bytes, the index not rewritten"""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    n = 150_000
+    t = np.datetime64("1700-01-01", "ns") + np.arange(n).astype("timedelta64[D]")
+    v = (np.arange(n) % 1000 * 86400 * 10**9).astype("timedelta64[ns]")
+    v[140_000] += np.timedelta64(7, "ms")  # the second slice only: microsecond digits
+    ds = xr.Dataset({"d": (("time",), v)}, coords={"time": t})
+    store = tmp_path / "p.zarr"
+    write(ds, store, 3, encoding={"d": {"chunks": (20_000,)},
+                                  "time": {"units": "days since 1970-01-01", "dtype": "int64"}})
+    want = oracle_csv(store, "d")
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "d.csv", want, 8)
+    assert not m.stop(), m.log()
+    index_dir = tmp_path / "xdg" / "zarrfs"
+    saved = {p.name: p.stat().st_ino for p in index_dir.glob("*.idx")}
+    assert saved, "no index was saved"
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "d.csv", want, 9)
+    assert {p.name: p.stat().st_ino for p in index_dir.glob("*.idx")} == saved
+    assert "does not match" not in m.log(), m.log()
