@@ -1,0 +1,102 @@
+/* test_pdcsv.c - time values as pandas' to_csv writes a column of them:
+ * the golden file golden/pdcsv.txt (gen_pdcsv.py: pandas itself), each
+ * column's format chosen from its values, every text's length against
+ * zf_pdcsv_base_len + zf_pdcsv_extra, and no write past the text.
+ *
+ *   test_pdcsv        (cwd tests/) */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "text/pdcsv.h"
+
+#include "check.h"
+
+#define MAXV 16
+
+/* one golden column: "KIND UNIT SCALE V1,V2,...\tT1|T2|..." */
+typedef struct column {
+    zf_values values;
+    zf_unit unit;
+    uint32_t scale;
+    int64_t v[MAXV];
+    char *text[MAXV];
+    size_t n;
+} column;
+
+static int parse(char *line, column *c)
+{
+    char kind[4], unit[8];
+    unsigned scale;
+    char *tab = strchr(line, '\t');
+    if (!tab || sscanf(line, "%3s %7s %u", kind, unit, &scale) != 3 ||
+        zf_unit_parse(unit, &c->unit))
+        return -1;
+    *tab = '\0';
+    c->values = kind[0] == 'm' ? ZF_VALUES_DURATION : ZF_VALUES_DATETIME;
+    c->scale = scale;
+    char *vals = strrchr(line, ' ') + 1, *texts = tab + 1, *save = NULL;
+    texts[strcspn(texts, "\r\n")] = '\0';
+    c->n = 0;
+    for (char *t = strtok_r(vals, ",", &save); t && c->n < MAXV; t = strtok_r(NULL, ",", &save))
+        c->v[c->n++] = strcmp(t, "NaT") ? strtoll(t, NULL, 10) : ZF_NAT;
+    for (size_t i = 0; i < c->n; i++) {
+        c->text[i] = texts;
+        char *bar = strchr(texts, '|');
+        if (bar)
+            *bar = '\0';
+        texts = bar ? bar + 1 : texts + strlen(texts);
+    }
+    return 0;
+}
+
+static void check_column(const column *c, int lineno)
+{
+    zf_pdcsv pd;
+    CHECK(zf_pdcsv_init(&pd, c->values, c->unit, c->scale) == ZF_OK, "line %d: init", lineno);
+    zf_pdmode mode = zf_pdcsv_mode(&pd, zf_pdcsv_parts_of(&pd, c->v, c->n));
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->v[i] == ZF_NAT) {
+            CHECK(!*c->text[i], "line %d: NaT is an empty field", lineno);
+            continue;
+        }
+        char buf[ZF_VALUE_MAX + 64];
+        memset(buf, 0x5a, sizeof buf);
+        size_t n = zf_pdcsv_text(&pd, mode, c->v[i], buf);
+        size_t len = zf_pdcsv_base_len(&pd, c->v[i]) + zf_pdcsv_extra(mode) +
+                     (c->values == ZF_VALUES_DURATION && c->v[i] < 0 && mode != ZF_PD_DAYS);
+        CHECK(n == strlen(c->text[i]) && !memcmp(buf, c->text[i], n),
+              "line %d value %lld: got %.*s, pandas %s", lineno, (long long)c->v[i], (int)n, buf,
+              c->text[i]);
+        CHECK(len == n, "line %d value %lld: length %zu, text %zu", lineno, (long long)c->v[i],
+              len, n);
+        CHECK((unsigned char)buf[n] == 0x5a, "line %d: writes past its text", lineno);
+    }
+}
+
+int main(void)
+{
+    FILE *f = fopen("golden/pdcsv.txt", "r");
+    CHECK(f != NULL, "golden/pdcsv.txt (run from tests/)");
+    char line[4096];
+    int lineno = 0, columns = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        column c;
+        lineno++;
+        CHECK(parse(line, &c) == 0, "line %d: malformed", lineno);
+        check_column(&c, lineno);
+        columns++;
+    }
+    if (f)
+        fclose(f);
+    CHECK(columns >= 20, "only %d golden columns", columns);
+    zf_pdcsv pd; /* units pandas cannot hold */
+    CHECK(zf_pdcsv_init(&pd, ZF_VALUES_DURATION, ZF_UNIT_M, 1) == ZF_EUNSUPPORTED, "months");
+    CHECK(zf_pdcsv_init(&pd, ZF_VALUES_DATETIME, ZF_UNIT_ps, 1) == ZF_EUNSUPPORTED, "ps");
+    CHECK(zf_pdcsv_init(&pd, ZF_VALUES_DURATION, ZF_UNIT_W, 1u << 31) == ZF_EUNSUPPORTED,
+          "2^31 weeks per tick");
+    return check_summary("test_pdcsv");
+}
