@@ -12,8 +12,8 @@
 /* X(EXTENSION, DESCRIPTION): the files shown for every timedelta64 or datetime64 array NAME */
 #define ZF_VIEWS(X)                                                                              \
     X(".txt", "one duration or time stamp per line, in the row-major (C) order of the array")    \
-    X(".csv", "a header line D0,D1,...,NAME, then one line per element: its indices, then its "   \
-              "value")                                                                           \
+    X(".csv", "a header line, then one line per element: its coordinates' values (as xarray's "  \
+              "to_dataframe().to_csv() writes them; -o labels=), or its indices, then its value")  \
     X(".info", "a description of the array in key: value lines: shape, chunks, data type, "     \
                "unit, fill value, dimension names, codecs, path and how many chunks are stored")
 

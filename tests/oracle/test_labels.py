@@ -191,3 +191,36 @@ def test_persisted_index_keeps_the_formats(tmp_path, zf_mount, monkeypatch):
     check_bytes(m, "d.csv", want, 9)
     assert {p.name: p.stat().st_ino for p in index_dir.glob("*.idx")} == saved
     assert "does not match" not in m.log(), m.log()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_time_stamp_values(tmp_path, zf_mount, fmt):
+    """a datetime64 array (xarray's CF encoding) labelled by its coordinates:
+    its value column in pandas' time-stamp format"""
+    init = pd.date_range("2024-01-01", periods=4, freq="D")
+    step = pd.to_timedelta([0, 30, 90], unit="min")
+    valid = init.values[:, None] + step.values[None, :]
+    valid[2, 1] = np.datetime64("NaT")
+    ds = xr.Dataset({"valid": (("init_time", "step"), valid)},
+                    coords={"init_time": init, "step": step})
+    store = tmp_path / "v.zarr"
+    write(ds, store, fmt, encoding={"valid": {"units": "minutes since 2024-01-01", "dtype": "int64"}})
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "valid.csv", oracle_csv(store, "valid"), 10)
+
+
+def test_native_datetime64_values_and_coordinates(tmp_path, zf_mount):
+    """numpy.datetime64 arrays as zarr-python 3.1 writes them, named as
+    xarray's dimensions: the coordinate labels the values"""
+    import zarr
+    g = zarr.open_group(str(tmp_path / "n.zarr"), mode="w", zarr_format=3)
+    t = (np.arange(6) * 3600 * 1000 + 1).astype("datetime64[ms]")
+    t[3] = np.datetime64("NaT")
+    a = g.create_array("time", shape=(6,), chunks=(4,), dtype="datetime64[ms]",
+                       dimension_names=["time"])
+    a[:] = t
+    d = g.create_array("wait", shape=(6,), chunks=(4,), dtype="timedelta64[s]",
+                       dimension_names=["time"])
+    d[:] = np.array([0, 86400, -1, 5, 7200, 3], dtype="timedelta64[s]")
+    m = zf_mount(tmp_path / "n.zarr", "-o", "nat=")
+    check_bytes(m, "wait.csv", oracle_csv(tmp_path / "n.zarr", "wait", False), 11)
