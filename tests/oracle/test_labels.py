@@ -224,3 +224,33 @@ def test_native_datetime64_values_and_coordinates(tmp_path, zf_mount):
     d[:] = np.array([0, 86400, -1, 5, 7200, 3], dtype="timedelta64[s]")
     m = zf_mount(tmp_path / "n.zarr", "-o", "nat=")
     check_bytes(m, "wait.csv", oracle_csv(tmp_path / "n.zarr", "wait", False), 11)
+
+
+def test_concurrent_readers_on_a_fresh_mount(tmp_path, zf_mount):
+    """eight readers at random offsets while the array is first sized"""
+    import random
+    import threading
+    init = pd.date_range("2024-01-01", periods=400, freq="6h")
+    step = pd.to_timedelta(np.arange(250) * 15, unit="min")
+    rng = np.random.default_rng(5)
+    v = (rng.integers(0, 10**6, size=(400, 250)) * 10**9).astype("timedelta64[ns]")
+    ds = xr.Dataset({"lead": (("init_time", "step"), v)}, coords={"init_time": init, "step": step})
+    store = tmp_path / "c.zarr"
+    write(ds, store, 3, encoding={"lead": {"chunks": (50, 100)}})
+    want = oracle_csv(store, "lead")
+    m = zf_mount(store, "-o", "nat=")
+    errors = []
+
+    def reader(seed):
+        r = random.Random(seed)
+        ranges = [(r.randrange(0, len(want)), r.randrange(1, 70000)) for _ in range(40)]
+        for (off, n), got in zip(ranges, m.preads("lead.csv", ranges)):
+            if got != want[off:off + n]:
+                errors.append((seed, off, n))
+    threads = [threading.Thread(target=reader, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors[:5]
+    assert m.stat("lead.csv").st_size == len(want)
