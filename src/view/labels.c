@@ -147,7 +147,11 @@ static int load_src(zf_array *a, pending *p)
     }
     if (rc == ZF_EINVAL)
         snprintf(why, sizeof why, "its dimensions or shape are not the array's");
-    if (rc)
+    if (rc == ZF_EIO && zf_array_store(a)->remote)
+        zf_log("%s/%s: coordinate %s: %s; the array is sized again on its next access",
+               zf_store_path(zf_array_store(a)), zf_array_path(a), p->src->name,
+               *why ? why : zf_strerror(rc));
+    else if (rc)
         log_src(a, p->src, *why ? why : zf_strerror(rc));
     return rc;
 }
@@ -287,13 +291,16 @@ int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *na
         return ZF_ENOMEM;
     }
     unsigned ndata = 0;
-    for (unsigned i = 0; i < n; i++) {
+    int rc = ZF_OK;
+    for (unsigned i = 0; i < n && rc == ZF_OK; i++) {
         p[i].src = &src[i];
-        ok[i] = load_src(a, &p[i]) == ZF_OK;
+        int got = load_src(a, &p[i]);
+        ok[i] = got == ZF_OK;
         ndata += ok[i] && src[i].dim < 0;
+        if (got == ZF_EIO && zf_array_store(a)->remote)
+            rc = got; /* a server that may come back: the labels are tried again */
     }
     uint64_t slice = am->ndim == 1 ? ZF_PD_SLICE_CELLS / (ndata + 1) : UINT64_MAX;
-    int rc = ZF_OK;
     for (unsigned d = 0; d < am->ndim && rc == ZF_OK; d++) {
         zf_labcol *col = &lb->cols[lb->ncols++];
         unsigned i = 0;

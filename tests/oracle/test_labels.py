@@ -254,3 +254,25 @@ def test_concurrent_readers_on_a_fresh_mount(tmp_path, zf_mount):
         t.join(120)
     assert not errors, errors[:5]
     assert m.stat("lead.csv").st_size == len(want)
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_damaged_coordinate_falls_back_to_the_index(tmp_path, zf_mount, fmt):
+    """a coordinate whose chunk cannot be decoded: its dimension is labelled by
+    the index (as xarray shows the array without that coordinate), with a log
+    line naming it; everything else stays exact"""
+    store = tmp_path / "f.zarr"
+    write(forecast(), store, fmt, consolidated=False)
+    chunk = [os.path.join(d, f) for d, _, fs in os.walk(store / "init_time") for f in fs
+             if not f.startswith((".z", "zarr.json"))]
+    assert len(chunk) == 1, chunk
+    with open(chunk[0], "wb") as f:
+        f.write(b"\x00not a zstd frame")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = xr.open_zarr(str(store), decode_timedelta=True, consolidated=False,
+                          drop_variables=["init_time"])
+        want = ds["lead"].to_dataframe().to_csv().encode()
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "lead.csv", want, 12)
+    assert "coordinate init_time" in m.log(), m.log()
