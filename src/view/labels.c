@@ -107,24 +107,29 @@ static int read_ticks(pending *p, char *why, size_t cap)
 {
     zf_array *c = p->src->arr;
     const zf_meta *m = zf_array_meta(c);
+    uint64_t per = zf_array_chunk_elems(c);
     p->n = m->nelems;
-    if (p->n > ZF_LABELS_MAX / 8 || !(p->ticks = malloc((size_t)p->n * 8 + 8))) {
+    if (p->n > ZF_LABELS_MAX / 8 || per > ZF_LABELS_MAX / 8) {
         snprintf(why, cap, "%llu values are more than the label memory allows",
                  (unsigned long long)p->n);
-        return ZF_ENOMEM;
+        return ZF_EUNSUPPORTED;
     }
-    for (uint64_t ci = 0; ci < zf_array_nchunks(c); ci++) {
-        zf_chunk *ch;
-        int rc = zf_array_get_chunk(c, ci, &ch);
-        if (rc) {
+    int64_t *buf = malloc((size_t)per * 8);
+    zf_store_buf raw = {NULL, 0};
+    int rc = buf && (p->ticks = malloc((size_t)p->n * 8 + 8)) ? ZF_OK : ZF_ENOMEM;
+    /* decoded outside the cache: a coordinate's own size pass must read its
+     * chunks itself (an unlisted store learns their versions that way) */
+    for (uint64_t ci = 0; rc == ZF_OK && ci < zf_array_nchunks(c); ci++) {
+        zf_chunk ch;
+        if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)) == ZF_OK)
+            place_chunk(c, ci, &ch, p->ticks);
+        else
             snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)ci,
                      zf_strerror(rc));
-            return rc;
-        }
-        place_chunk(c, ci, ch, p->ticks);
-        zf_array_put_chunk(c, ch);
     }
-    return ZF_OK;
+    free(buf);
+    free(raw.p);
+    return rc;
 }
 
 /* load one source's values or text and check its shape against the array */

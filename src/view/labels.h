@@ -8,8 +8,9 @@
  * number of arrays (a coordinate whose table would exceed what is left, is
  * damaged or of a type not shown falls back to the index, or is left out,
  * with a log line).  Time coordinates (zf_array) are
- * read through the cache, in pandas' column format (text/pdcsv.h); others
- * through label/coordtext.h.  Immutable once loaded; shared by readers. */
+ * decoded by their array's codecs, outside the cache (so that their own size
+ * pass reads every chunk itself), in pandas' column format (text/pdcsv.h);
+ * others through label/coordtext.h.  Immutable once loaded; shared by readers. */
 #ifndef ZF_LABELS_H
 #define ZF_LABELS_H
 

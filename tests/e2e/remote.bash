@@ -34,6 +34,18 @@ rm_teardown_file() {
     rm -rf --one-file-system "$RM_DIR"
 }
 
+# rm_labels_oracle STORE NAME FILE: FILE is xarray's to_dataframe().to_csv()
+# of array NAME of STORE, NaT written as zarrfs's default "NaT".
+rm_labels_oracle() {
+    local exp
+    zf_mktemp exp
+    timeout -k 5 120 "$ZF_PYTHON" -c 'import sys, warnings; warnings.simplefilter("ignore")
+import xarray as xr
+ds = xr.open_zarr(sys.argv[1], decode_timedelta=True)
+sys.stdout.write(ds[sys.argv[2]].to_dataframe().to_csv(na_rep="NaT"))' "$1" "$2" >"$exp/want.csv"         || fail "xarray could not read $1"
+    zf_cmp "$exp/want.csv" "$3"
+}
+
 # rm_chunk_requests LOG: how many requests in an nginx access log asked for a
 # chunk (anything but metadata).
 rm_chunk_requests() {

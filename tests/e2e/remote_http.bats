@@ -31,6 +31,11 @@ http_case() {
     ((RM_COMPARED >= 16)) || fail "only $RM_COMPARED files compared"
 }
 
+@test "http: an xarray forecast (v2, consolidated): the labelled .csv is the local mount's and xarray's to_csv" {
+    http_case x2c.zarr "$NGX_HTTP"
+    rm_labels_oracle "$RM_STORES/x2c.zarr" lead "$ZF_MNT/lead.csv"
+}
+
 @test "http: a consolidated v2 group over IPv6 ([::1]) is the local mount, byte for byte" {
     http_case g2c.zarr "$NGX_HTTP6"
 }

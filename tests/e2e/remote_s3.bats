@@ -15,7 +15,7 @@ setup_file() {
     net_versitygw "$RM_DIR/vgw" "$S3_KEY" "$S3_SECRET"
     export VGW_URL VGW_LOG
     local s
-    for s in g3 g3c g2 a3 many; do
+    for s in g3 g3c g2 a3 many x3; do
         AWS_ACCESS_KEY_ID=$S3_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET AWS_REGION=us-east-1 \
             net_s3 put "$VGW_URL" zarr "stores/$s.zarr" "$RM_STORES/$s.zarr" 2>/dev/null \
             || { echo "upload of $s failed" >&2; return 1; }
@@ -75,6 +75,12 @@ s3_case() {
 @test "s3: a v2 group without consolidated metadata (ListObjectsV2) is the local mount, byte for byte" {
     env_creds
     s3_case g2.zarr -o "endpoint=$VGW_URL"
+}
+
+@test "s3: an xarray forecast (v3, listed): the labelled .csv is the local mount's and xarray's to_csv" {
+    env_creds
+    s3_case x3.zarr -o "endpoint=$VGW_URL"
+    rm_labels_oracle "$RM_STORES/x3.zarr" lead "$ZF_MNT/lead.csv"
 }
 
 @test "s3: a store whose root is a sharded v3 array; .txt is the oracle's text" {

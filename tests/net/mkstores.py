@@ -9,6 +9,10 @@ zarr-python into DIR (the encodings are cases of tests/oracle/test_matrix.py):
   a3.zarr  a2.zarr   stores whose root is an array (read without any listing)
   many.zarr          (--many N) a v3 group whose array has N one-element chunks
                      (listings that take several pages)
+  x3.zarr  x2c.zarr  forecasts as xarray writes them (v3 not consolidated, v2
+                     consolidated): lead(init_time, step) with its coordinates
+                     (time stamps, durations, a float and a string one, a 2-D
+                     valid_time): the labelled .csv (issue 17)
 """
 
 from __future__ import annotations
@@ -80,6 +84,24 @@ def many(path, n):
     a[...] = np.arange(n, dtype="i8").astype("m8[s]") * 3600
 
 
+def forecast(path, fmt, consolidated, seed):
+    import pandas as pd
+    import xarray as xr
+    rng = np.random.default_rng(seed)
+    init = pd.date_range("2024-01-01", periods=30, freq="6h")
+    step = pd.to_timedelta(np.arange(17) * 90, unit="min")
+    v = rng.integers(0, 10**6, size=(30, 17)).astype("timedelta64[s]").astype("timedelta64[ns]")
+    v[3, 4] = np.timedelta64("NaT")
+    ds = xr.Dataset({"lead": (("init_time", "step"), v)},
+                    coords={"init_time": init, "step": step,
+                            "lat": ("init_time", np.linspace(-90, 90, 30)),
+                            "station": ("step", [f"st,{k}" if k % 5 == 0 else f"s{k}" for k in range(17)]),
+                            "valid_time": (("init_time", "step"),
+                                           init.values[:, None] + step.values[None, :])})
+    ds.to_zarr(path, mode="w", zarr_format=fmt, consolidated=consolidated,
+               encoding={"lead": {"chunks": (8, 5)}, "init_time": {"chunks": (7,)}})
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("dir")
@@ -93,6 +115,8 @@ def main() -> int:
     group(d("g2.zarr"), 2, False, 2)
     root_array(d("a3.zarr"), 3, 3)
     root_array(d("a2.zarr"), 2, 4)
+    forecast(d("x3.zarr"), 3, False, 5)
+    forecast(d("x2c.zarr"), 2, True, 6)
     if ns.many:
         many(d("many.zarr"), ns.many)
     return 0
