@@ -776,13 +776,12 @@ static void slice_blocks(zf_layout *l)
 /* the label columns (once), the header that names them and the longest line */
 static int setup_labels(zf_layout *l)
 {
-    if (!l->srcs || l->lab)
+    if (!l->srcs || l->lab || l->labels_off)
         return ZF_OK;
     if (zf_pdcsv_init(&l->pd, l->m->values, l->m->unit, l->m->scale)) {
         zf_log("%s/%s: the values' unit cannot be written as pandas does; the .csv has index "
                "columns", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
-        free(l->srcs);
-        l->srcs = NULL;
+        l->labels_off = 1;
         return ZF_OK;
     }
     int rc = zf_labels_load(l->a, l->srcs, l->nsrcs, l->csvtext->nat, &l->lab);
@@ -881,6 +880,30 @@ int zf_layout_sized(zf_layout *l)
     return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == SIZED;
 }
 
+/* the .info line of the .csv's label columns: the coordinates found (the
+ * index for a dimension without one) */
+static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
+{
+    zf_sbuf_add(sb, "csv_labels: ", 12);
+    if (!l->srcs || zf_pdcsv_init(&(zf_pdcsv){0}, l->m->values, l->m->unit, l->m->scale)) {
+        zf_sbuf_add(sb, "index\n", 6);
+        return;
+    }
+    for (unsigned d = 0; d < l->ndim; d++) {
+        unsigned i = 0;
+        while (i < l->nsrcs && l->srcs[i].dim != (int)d)
+            i++;
+        if (i < l->nsrcs)
+            zf_sbuf_printf(sb, "%s%s", d ? ", " : "", l->srcs[i].name);
+        else
+            zf_sbuf_printf(sb, "%s(index of dimension %u)", d ? ", " : "", d);
+    }
+    for (unsigned i = 0; i < l->nsrcs; i++)
+        if (l->srcs[i].dim < 0)
+            zf_sbuf_printf(sb, ", %s", l->srcs[i].name);
+    zf_sbuf_add(sb, "\n", 1);
+}
+
 /* build the .info text once */
 int zf_layout_ensure_info(zf_layout *l)
 {
@@ -888,6 +911,7 @@ int zf_layout_ensure_info(zf_layout *l)
     if (!l->info) {
         zf_sbuf sb = {0};
         zf_info_text(l->a, l->name, l->text, &sb);
+        csv_labels_line(l, &sb);
         if (sb.failed)
             free(sb.data);
         else {

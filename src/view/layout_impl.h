@@ -39,6 +39,7 @@ struct zf_layout {
     zf_labsrc *srcs;              /* where the label columns come from (owned array) */
     unsigned nsrcs;
     zf_labels *lab;
+    int labels_off;               /* the values cannot be written as pandas does: index columns */
     zf_pdcsv pd;                  /* the value column, as pandas writes it */
     uint64_t slice;               /* rows pandas formats at once (one format each) */
     uint64_t *bnn, *bneg;         /* per block: non-NaT values, negative durations */
