@@ -12,6 +12,33 @@ static uint32_t le32(const uint8_t *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* is s[0..n) UTF-8 as Python's strict decoder reads it (no overlong forms,
+ * surrogates, or code points beyond U+10FFFF)? */
+static int utf8_valid(const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        uint8_t c = s[i];
+        size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                   : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        if (len == 0 || len > n - i)
+            return 0;
+        uint8_t lo = 0x80, hi = 0xBF; /* the second byte's range */
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+        else if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+        for (size_t k = 1; k < len; k++)
+            if (s[i + k] < (k == 1 ? lo : 0x80) || s[i + k] > (k == 1 ? hi : 0xBF))
+                return 0;
+        i += len;
+    }
+    return 1;
+}
+
 int zf_vlen_begin(zf_vlen_reader *r, const uint8_t *buf, size_t n, uint64_t count, char *err,
                   size_t errcap)
 {
@@ -39,6 +66,8 @@ int zf_vlen_next(zf_vlen_reader *r, const uint8_t **item, size_t *len, char *err
     if (l > r->n - r->pos)
         return ERR(ZF_ECORRUPT, "vlen-utf8: an item of %u bytes at byte %zu runs past the end (%zu)",
                    l, r->pos, r->n);
+    if (!utf8_valid(r->buf + r->pos, l))
+        return ERR(ZF_ECORRUPT, "vlen-utf8: the item at byte %zu is not UTF-8", r->pos);
     *item = r->buf + r->pos;
     *len = l;
     r->pos += l;

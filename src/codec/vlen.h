@@ -4,8 +4,8 @@
  * A decoded chunk (after its bytes->bytes codecs) is a little-endian uint32
  * item count, then per item a little-endian uint32 byte length and that many
  * bytes of UTF-8.  Every size is checked: the count must equal the chunk's
- * element count, each item must lie inside the buffer, and nothing may follow
- * the last item. */
+ * element count, each item must lie inside the buffer and be UTF-8 (as
+ * Python decodes it: strictly), and nothing may follow the last item. */
 #ifndef ZF_VLEN_H
 #define ZF_VLEN_H
 
@@ -25,8 +25,8 @@ int zf_vlen_begin(zf_vlen_reader *r, const uint8_t *buf, size_t n, uint64_t coun
                   size_t errcap);
 
 /* The next item: *item points into the buffer, *len is its length in bytes.
- * ZF_ECORRUPT (reason in err) if it runs past the end, if bytes follow the
- * last item, or if every item has been read. */
+ * ZF_ECORRUPT (reason in err) if it runs past the end, is not UTF-8, if
+ * bytes follow the last item, or if every item has been read. */
 int zf_vlen_next(zf_vlen_reader *r, const uint8_t **item, size_t *len, char *err, size_t errcap);
 
 #endif

@@ -2,6 +2,7 @@
  * strings, as pandas writes xarray's decoded values. */
 #include "label/coordtext.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,13 +48,18 @@ static int try_candidate(uint64_t m, int e, double x, int single, char *dig, int
     return 1;
 }
 
-/* the shortest digits that read back as x (finite, > 0): for each precision,
- * the correctly rounded decimal, or a neighbour of it (the rounding interval
- * of a power of two is narrower below than above) */
+/* the shortest digits that read back as x (finite, > 0).  Any decimal of at
+ * most DBL_DIG (FLT_DIG) digits survives decimal -> binary -> decimal at that
+ * precision, so when the shortest is that short, rounding x to DBL_DIG digits
+ * gives it with trailing zeros (not so for subnormals: they start at one
+ * digit).  Beyond, per precision: the correctly rounded
+ * decimal, or a neighbour of it (the rounding interval of a power of two is
+ * narrower below than above). */
 static void shortest_digits(double x, int single, char *dig, int *exp10)
 {
     char buf[48];
-    for (int prec = 1; prec <= 17; prec++) {
+    int normal = x >= (single ? FLT_MIN : DBL_MIN); /* subnormals hold fewer digits */
+    for (int prec = !normal ? 1 : single ? FLT_DIG : DBL_DIG; prec <= 17; prec++) {
         snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
         uint64_t m = (uint64_t)(buf[0] - '0');
         const char *p = buf + 1;
@@ -318,7 +324,7 @@ static int masked(const zf_cf *cf, zf_elem el, const uint8_t *e)
         uint64_t mag = elem_integer(el, e, &neg);
         if (!neg && mag > INT64_MAX)
             return 0; /* no int64 mask value equals it */
-        int64_t v = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+        int64_t v = neg ? -(int64_t)(mag - 1) - 1 : (int64_t)mag;
         for (unsigned i = 0; i < cf->nmask_i; i++)
             if (cf->mask_i[i] == v)
                 return 1;
@@ -362,39 +368,48 @@ static void number_text(loader *L, const uint8_t *e)
     }
 }
 
+/* a fixed-length UTF-32 string (trailing NULs are not part of it) as UTF-8
+ * into L->field */
+static int utf32_field(loader *L, const uint8_t *e)
+{
+    size_t units = L->pm.item_bytes / 4;
+    for (; units; units--) {
+        const uint8_t *u = e + 4 * (units - 1);
+        if (u[0] | u[1] | u[2] | u[3])
+            break;
+    }
+    for (size_t i = 0; i < units; i++) {
+        const uint8_t *u = e + 4 * i;
+        uint32_t c = L->pm.big_endian
+                         ? (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3]
+                         : (uint32_t)u[3] << 24 | (uint32_t)u[2] << 16 | (uint32_t)u[1] << 8 | u[0];
+        if (!put_utf8(&L->field, c)) {
+            snprintf(L->err, L->errcap, "0x%" PRIx32 " is not a Unicode character", c);
+            return ZF_ECORRUPT;
+        }
+    }
+    return ZF_OK;
+}
+
 /* the CSV text of fixed-length string element e (item_bytes bytes) */
 static int fixed_text(loader *L, const uint8_t *e)
 {
-    const zf_plain_meta *p = &L->pm;
-    size_t n = p->item_bytes;
-    char *err = L->err;
-    size_t errcap = L->errcap;
-    if (p->type == ZF_PLAIN_BYTES) {
+    L->field.len = 0;
+    if (L->pm.type == ZF_PLAIN_BYTES) { /* numpy drops trailing NULs */
+        size_t n = L->pm.item_bytes;
         while (n && e[n - 1] == 0)
             n--;
-        L->field.len = 0;
         zf_coordtext_bytes_repr(&L->field, e, n);
     } else {
-        size_t units = n / 4;
-        L->field.len = 0;
-        for (; units; units--) { /* trailing NULs are not part of the string */
-            const uint8_t *u = e + 4 * (units - 1);
-            if (u[0] | u[1] | u[2] | u[3])
-                break;
-        }
-        for (size_t i = 0; i < units; i++) {
-            const uint8_t *u = e + 4 * i;
-            uint32_t c = p->big_endian ? (uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3]
-                                 : (uint32_t)u[3] << 24 | (uint32_t)u[2] << 16 | (uint32_t)u[1] << 8 | u[0];
-            if (!put_utf8(&L->field, c))
-                return ERR(ZF_ECORRUPT, "0x%" PRIx32 " is not a Unicode character", c);
-        }
+        int rc = utf32_field(L, e);
+        if (rc)
+            return rc;
     }
     zf_coordtext_csv_field(&L->text, L->field.data ? L->field.data : "", L->field.len);
     return ZF_OK;
 }
 
-/* largest decoded variable-length string chunk */
+/* most bytes of string text one decoded variable-length chunk may hold */
 #define VLEN_CHUNK_MAX ((size_t)1 << 30)
 
 /* the most bytes a decoded string chunk may hold */
@@ -403,8 +418,8 @@ static size_t string_cap(const loader *L)
     if (L->pm.type != ZF_PLAIN_VLEN_UTF8)
         return (size_t)L->chunk_elems * L->pm.item_bytes; /* <= 2^48 */
     size_t room = L->max_bytes > L->text.len ? L->max_bytes - L->text.len : 0;
-    size_t heads = 4 + 4 * (size_t)L->chunk_elems;
-    return room > VLEN_CHUNK_MAX - heads ? VLEN_CHUNK_MAX : heads + room;
+    size_t heads = 4 + 4 * (size_t)L->chunk_elems; /* <= 4 + 2^30 */
+    return heads + (room < VLEN_CHUNK_MAX ? room : VLEN_CHUNK_MAX);
 }
 
 /* the largest encoded chunk worth reading */

@@ -607,6 +607,7 @@ static int plain_v3_type(const cJSON *dt, zf_plain_meta *p, char *err, size_t er
     if (rc)
         return rc;
     p->m.elem = (zf_elem){ZF_ELEM_UINT, 1};
+    snprintf(p->m.dtype_text, sizeof p->m.dtype_text, "%s", name);
     if (zf_cf_v3_elem(name, &p->m.elem) == ZF_OK)
         p->type = ZF_PLAIN_NUMBER;
     else if (!strcmp(name, "bool"))
@@ -625,7 +626,6 @@ static int plain_v3_type(const cJSON *dt, zf_plain_meta *p, char *err, size_t er
         return item_length(v, p->type == ZF_PLAIN_UTF32 ? 4 : 1, p, err, errcap);
     } else
         return ERR(ZF_EUNSUPPORTED, "data type \"%.40s\" is not supported", name);
-    snprintf(p->m.dtype_text, sizeof p->m.dtype_text, "%s", name);
     return ZF_OK;
 }
 
@@ -742,8 +742,8 @@ static int plain_v3_string_codecs(zf_plain_meta *p, const cJSON *codecs, char *e
         zf_codec *c = NULL;
         rc = zf_codec_from_v3(e, p->item_bytes ? p->item_bytes : 1, &c, err, errcap);
         if (rc == ZF_ENOTFOUND)
-            return ERR(ZF_EUNSUPPORTED, "codec %d of a string array is not a supported "
-                       "bytes->bytes codec", cJSON_GetArraySize(codecs));
+            return ERR(ZF_EUNSUPPORTED, "a codec after the first of a string array is not a "
+                       "supported bytes->bytes codec");
         if (rc == ZF_OK)
             rc = plain_add_codec(p, c, err, errcap);
     }

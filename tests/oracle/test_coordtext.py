@@ -176,3 +176,16 @@ def test_v2_fill_values(tmp_path: Path) -> None:
         _, texts = dump(path, name)
         want = o["d"].to_dataframe()[[name]].to_csv()
         assert expected_csv(path, o, name, ["x"], texts) == want
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_byte_orders(tmp_path: Path, fmt: int) -> None:
+    """Big-endian numbers and UTF-32 (4-byte characters too)."""
+    path = tmp_path / f"be{fmt}.zarr"
+    ds = xr.Dataset({"d": ("x", np.arange(3).astype("timedelta64[s]"))},
+                    coords={"bf": ("x", np.array([0.1, -2.5e-7, np.nan], dtype=">f4")),
+                            "bi": ("x", np.array([-(2**62), 1, 2], dtype=">i8")),
+                            "bu": ("x", np.array(["\U0001F600,", "ü", "zz"], dtype=">U2"))})
+    ds.to_zarr(path, zarr_format=fmt, consolidated=False)
+    for name in ("bf", "bi", "bu"):
+        check(path, ds, name)

@@ -13,6 +13,7 @@
 #include "codec/vlen.h"
 #include "label/coordtext.h"
 #include "store/store.h"
+#include "zarr/meta.h"
 
 /* generated with pandas 3.1.1: DataFrame.to_csv of a float64 / float32 column, NaN left out */
 static const struct { uint64_t bits; const char *text; } f64_cases[] = {
@@ -388,6 +389,17 @@ static void test_vlen(void)
     const char trail[] = "\x01\0\0\0" "\x01\0\0\0" "a" "x";
     CHECK(vlen_all(trail, sizeof trail - 1, 1, got, sizeof got) == ZF_ECORRUPT, "trailing byte");
     CHECK(vlen_all("\0\0\0\0x", 5, 0, got, sizeof got) == ZF_ECORRUPT, "trailing byte, no items");
+    static const char *const not_utf8[] = {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                           "\xe2\x82", "\xe0\x9f\xbf", "a\x80"};
+    for (size_t i = 0; i < sizeof not_utf8 / sizeof not_utf8[0]; i++) {
+        char buf[16] = "\x01\0\0\0";
+        size_t l = strlen(not_utf8[i]);
+        buf[4] = (char)l;
+        memcpy(buf + 8, not_utf8[i], l);
+        CHECK(vlen_all(buf, 8 + l, 1, got, sizeof got) == ZF_ECORRUPT, "not UTF-8: case %zu", i);
+    }
+    const char utf8[] = "\x01\0\0\0" "\x0a\0\0\0" "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" "z";
+    CHECK(vlen_all(utf8, sizeof utf8 - 1, 1, got, sizeof got) == ZF_OK, "UTF-8 of 2, 3, 4 bytes");
     const char huge[] = "\x01\0\0\0" "\xff\xff\xff\xff" "a";
     CHECK(vlen_all(huge, sizeof huge - 1, 1, got, sizeof got) == ZF_ECORRUPT, "length 2^32-1");
 }
@@ -493,8 +505,72 @@ static void test_load(void)
     CHECK(system(cmd) == 0, "%s", cmd);
 }
 
+/* a v3 document of shape [2], chunks [2] with the given data type, fill
+ * value, codecs and attributes */
+static int parse_v3(const char *dtype, const char *fill, const char *codecs, const char *attrs)
+{
+    char doc[1024], err[256];
+    snprintf(doc, sizeof doc, V3_HEAD "\"shape\":[2],\"data_type\":%s,\"fill_value\":%s,"
+             "\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":[2]}},"
+             "\"codecs\":%s,\"attributes\":%s}", dtype, fill, codecs, attrs);
+    zf_plain_meta pm;
+    int rc = zf_meta_parse_plain_v3(doc, strlen(doc), &pm, err, sizeof err);
+    if (rc == ZF_OK)
+        zf_plain_meta_clear(&pm);
+    return rc;
+}
+
+static int parse_v2(const char *dtype, const char *fill, const char *filters, const char *attrs)
+{
+    char doc[1024], err[256];
+    snprintf(doc, sizeof doc, "{\"zarr_format\":2,\"shape\":[2],\"chunks\":[2],\"dtype\":\"%s\","
+             "\"fill_value\":%s,\"order\":\"C\",\"compressor\":null,\"filters\":%s}", dtype, fill,
+             filters);
+    zf_plain_meta pm;
+    int rc = zf_meta_parse_plain_v2(doc, strlen(doc), attrs, attrs ? strlen(attrs) : 0, &pm, err,
+                                    sizeof err);
+    if (rc == ZF_OK)
+        zf_plain_meta_clear(&pm);
+    return rc;
+}
+
+static void test_meta(void)
+{
+    const char *le = "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}]";
+    const char *vlen = "[{\"name\":\"vlen-utf8\"},{\"name\":\"zstd\",\"configuration\":{\"level\":0,\"checksum\":false}}]";
+    CHECK(parse_v3("\"float64\"", "\"NaN\"", le, "{}") == ZF_OK, "float64");
+    CHECK(parse_v3("\"bool\"", "false", "[{\"name\":\"bytes\"}]", "{}") == ZF_OK, "bool");
+    CHECK(parse_v3("\"string\"", "\"\"", vlen, "{}") == ZF_OK, "string");
+    CHECK(parse_v3("{\"name\":\"fixed_length_utf32\",\"configuration\":{\"length_bytes\":8}}", "\"\"", le,
+                   "{}") == ZF_OK, "fixed_length_utf32");
+    CHECK(parse_v3("\"float16\"", "0", le, "{}") == ZF_EUNSUPPORTED, "float16");
+    CHECK(parse_v3("\"string\"", "\"x\"", vlen, "{}") == ZF_EUNSUPPORTED, "string fill \"x\"");
+    CHECK(parse_v3("\"string\"", "\"\"", le, "{}") == ZF_EUNSUPPORTED, "string through bytes");
+    CHECK(parse_v3("\"int16\"", "0", le, "{\"units\":\"days since 2000-01-01\"}") == ZF_EUNSUPPORTED,
+          "CF time units");
+    CHECK(parse_v3("\"int16\"", "0", le, "{\"scale_factor\":2}") == ZF_EUNSUPPORTED,
+          "integer scale_factor");
+    CHECK(parse_v3("\"bool\"", "false", "[{\"name\":\"bytes\"}]", "{\"_FillValue\":false}") ==
+          ZF_EUNSUPPORTED, "masked bool");
+    CHECK(parse_v3("\"int16\"", "\"x\"", le, "{}") == ZF_ECORRUPT, "int fill \"x\"");
+    CHECK(parse_v3("{\"name\":\"fixed_length_utf32\",\"configuration\":{}}", "\"\"", le, "{}") ==
+          ZF_ECORRUPT, "no length_bytes");
+    CHECK(parse_v3("\"int16\"", "0", "[]", "{}") == ZF_ECORRUPT, "no codecs");
+    CHECK(parse_v2("<i4", "null", "null", "{\"_ARRAY_DIMENSIONS\":[\"x\"]}") == ZF_OK, "v2 int");
+    CHECK(parse_v2("|O", "null", "[{\"id\":\"vlen-utf8\"}]", NULL) == ZF_OK, "v2 object");
+    CHECK(parse_v2(">U3", "\"\"", "null", NULL) == ZF_OK, "v2 >U3");
+    CHECK(parse_v2("|S4", "null", "null", NULL) == ZF_OK, "v2 |S4");
+    CHECK(parse_v2("|O", "null", "null", NULL) == ZF_EUNSUPPORTED, "v2 object without vlen-utf8");
+    CHECK(parse_v2("|O", "null", "[{\"id\":\"json2\"}]", NULL) == ZF_EUNSUPPORTED, "v2 json2");
+    CHECK(parse_v2("<m8[s]", "null", "null", NULL) == ZF_EUNSUPPORTED, "v2 timedelta");
+    CHECK(parse_v2("|U3", "null", "null", NULL) == ZF_EUNSUPPORTED, "v2 |U3");
+    CHECK(parse_v2("<i4", "null", "null", "[1]") == ZF_ECORRUPT, "v2 .zattrs not an object");
+    CHECK(parse_v2("|b1", "7", "null", NULL) == ZF_ECORRUPT, "v2 bool fill 7");
+}
+
 int main(void)
 {
+    test_meta();
     test_floats();
     test_csv();
     test_bytes_repr();
