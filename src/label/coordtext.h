@@ -35,9 +35,10 @@ typedef struct zf_coordtext {
  * from the store (v3 zarr.json; else v2 .zarray and .zattrs).  At most
  * max_bytes of text+offsets are held, else ZF_ENOMEM (err.h's "a size bound
  * was exceeded").  Errors: ZF_ENOTFOUND (no array there), ZF_EIO (the store
- * failed), ZF_EINVAL (path too long for a key), ZF_EUNSUPPORTED (a data type this loader does not handle, e.g. a
- * time type, reason in err), ZF_ECORRUPT (damaged metadata or chunk: reason
- * in err, naming the chunk key), ZF_ENOMEM.  On error *out is left empty. */
+ * failed), ZF_EINVAL (path too long for a key), ZF_EUNSUPPORTED (a data type
+ * this loader does not handle, e.g. a time type, reason in err), ZF_ECORRUPT
+ * (damaged metadata or chunk: reason in err, naming the chunk key),
+ * ZF_ENOMEM.  On error *out is left empty.  Thread-safe (no shared state). */
 int zf_coordtext_load(const zf_store *st, const char *path, size_t max_bytes, zf_coordtext *out,
                       char *err, size_t errcap);
 
