@@ -577,3 +577,389 @@ int zf_meta_chunk_coords(const zf_meta *m, const char *key, uint64_t *coords)
     }
     return *p ? ZF_ENOTFOUND : ZF_OK;
 }
+
+/* ---- plain arrays: numbers, bools and strings -------------------------- */
+
+void zf_plain_meta_clear(zf_plain_meta *p)
+{
+    zf_meta_clear(&p->m);
+    for (unsigned i = 0; i < p->ncodecs; i++)
+        zf_codec_free(p->codecs[i]);
+    p->ncodecs = 0;
+}
+
+/* a fixed string length in bytes: 1 .. 2^20, a multiple of unit */
+static int item_length(int64_t v, unsigned unit, zf_plain_meta *p, char *err, size_t errcap)
+{
+    if (v < 1 || v > (1 << 20) || v % unit)
+        return ERR(ZF_EUNSUPPORTED, "fixed-length strings of %lld bytes are not supported",
+                   (long long)v);
+    p->item_bytes = (uint32_t)v;
+    return ZF_OK;
+}
+
+/* the v3 data_type of a plain array: type and element */
+static int plain_v3_type(const cJSON *dt, zf_plain_meta *p, char *err, size_t errcap)
+{
+    const char *name;
+    const cJSON *config;
+    int rc = dt ? zf_json_entry(dt, &name, &config, err, errcap) : ERR(ZF_ECORRUPT, "no \"data_type\"");
+    if (rc)
+        return rc;
+    p->m.elem = (zf_elem){ZF_ELEM_UINT, 1};
+    snprintf(p->m.dtype_text, sizeof p->m.dtype_text, "%s", name);
+    if (zf_cf_v3_elem(name, &p->m.elem) == ZF_OK)
+        p->type = ZF_PLAIN_NUMBER;
+    else if (!strcmp(name, "bool"))
+        p->type = ZF_PLAIN_BOOL;
+    else if (!strcmp(name, "string"))
+        p->type = ZF_PLAIN_VLEN_UTF8;
+    else if (!strcmp(name, "fixed_length_utf32") || !strcmp(name, "null_terminated_bytes")) {
+        p->type = name[0] == 'f' ? ZF_PLAIN_UTF32 : ZF_PLAIN_BYTES;
+        const cJSON *lb = config ? cJSON_GetObjectItemCaseSensitive(config, "length_bytes") : NULL;
+        static const char *const keys[] = {"length_bytes", NULL};
+        int64_t v;
+        if ((rc = zf_json_only_keys(config, keys, name, err, errcap)))
+            return rc;
+        if (!zf_json_int(lb, 0, INT64_MAX, &v))
+            return ERR(ZF_ECORRUPT, "%s: \"length_bytes\" is not an integer", name);
+        return item_length(v, p->type == ZF_PLAIN_UTF32 ? 4 : 1, p, err, errcap);
+    } else
+        return ERR(ZF_EUNSUPPORTED, "data type \"%.40s\" is not supported", name);
+    return ZF_OK;
+}
+
+/* is the array a string type? */
+static int plain_is_string(const zf_plain_meta *p)
+{
+    return p->type != ZF_PLAIN_NUMBER && p->type != ZF_PLAIN_BOOL;
+}
+
+/* attributes xarray decodes as times, or with coders not reproduced here */
+static int plain_attrs_check(const zf_plain_meta *p, const cJSON *attrs, char *err, size_t errcap)
+{
+    if (!attrs)
+        return ZF_OK;
+    if (!cJSON_IsObject(attrs))
+        return ERR(ZF_ECORRUPT, "the attributes are not an object");
+    zf_cf cf;
+    memset(&cf, 0, sizeof cf);
+    cf.elem = p->m.elem;
+    int rc = p->type == ZF_PLAIN_NUMBER ? zf_cf_units(&cf, attrs, err, errcap) : 0;
+    if (rc < 0)
+        return rc;
+    if (rc > 0)
+        return ERR(ZF_EUNSUPPORTED, "a time type (CF units attribute)");
+    static const char *const coders[] = {"_Unsigned", "_FillValue", "missing_value",
+                                         "scale_factor", "add_offset", NULL};
+    /* numbers: only _Unsigned is not reproduced; bools and strings: none */
+    for (const char *const *k = coders; *k && (k == coders || p->type != ZF_PLAIN_NUMBER); k++)
+        if (cJSON_GetObjectItemCaseSensitive(attrs, *k))
+            return ERR(ZF_EUNSUPPORTED, "the %s attribute on %s values is not supported", *k,
+                       p->type == ZF_PLAIN_NUMBER ? "numeric" : p->type == ZF_PLAIN_BOOL ? "bool" : "string");
+    return ZF_OK;
+}
+
+/* the fill value of a bool or string array (a number's goes through cf.h) */
+static int plain_fill_other(const zf_plain_meta *p, const cJSON *fill, zf_meta *m, char *err,
+                            size_t errcap)
+{
+    if (p->type == ZF_PLAIN_BOOL) {
+        if (m->zarr_format == 2 && cJSON_IsNull(fill))
+            return ZF_OK;
+        if (!cJSON_IsBool(fill))
+            return ERR(ZF_ECORRUPT, "bool fill_value must be true or false");
+        m->cf.fill_raw[0] = cJSON_IsTrue(fill);
+        if (m->zarr_format == 2) { /* xarray's _FillValue: that value is masked */
+            m->cf.mask_int = 1;
+            m->cf.nmask_i = 1;
+            m->cf.mask_i[0] = m->cf.fill_raw[0];
+        }
+        return ZF_OK;
+    }
+    if ((m->zarr_format == 2 && cJSON_IsNull(fill)) || (cJSON_IsString(fill) && !fill->valuestring[0]) ||
+        (m->zarr_format == 2 && cJSON_IsNumber(fill) && fill->valuedouble == 0))
+        return ZF_OK;
+    return ERR(ZF_EUNSUPPORTED, "strings with a fill value other than \"\" are not supported");
+}
+
+/* fill value, and for numbers xarray's mask and packing (cf.h) */
+static int plain_fill(zf_plain_meta *p, const char *doc, size_t n, const cJSON *fill,
+                      const cJSON *attrs, const char *raw, size_t rn, char *err, size_t errcap)
+{
+    zf_meta *m = &p->m;
+    if (p->type != ZF_PLAIN_NUMBER)
+        return plain_fill_other(p, fill, m, err, errcap);
+    m->cf.elem = m->elem;
+    int rc = zf_cf_parse_fill(&m->cf, m->zarr_format, fill, doc, n, m->fill_text,
+                              sizeof m->fill_text, err, errcap);
+    if (rc == ZF_OK)
+        rc = zf_cf_parse(&m->cf, m->zarr_format, attrs, raw, rn, err, errcap);
+    if (rc == ZF_OK && m->cf.pack == ZF_CF_PACK_I64)
+        return ERR(ZF_EUNSUPPORTED, "an integer scale_factor without add_offset is not supported");
+    return rc;
+}
+
+/* add a bytes->bytes codec of a string array */
+static int plain_add_codec(zf_plain_meta *p, zf_codec *c, char *err, size_t errcap)
+{
+    if (p->ncodecs == ZF_PLAIN_MAX_CODECS) {
+        zf_codec_free(c);
+        return ERR(ZF_EUNSUPPORTED, "more than %d codecs", ZF_PLAIN_MAX_CODECS);
+    }
+    p->codecs[p->ncodecs++] = c;
+    return ZF_OK;
+}
+
+/* the array->bytes codec of a v3 string array: vlen-utf8, or bytes for fixed ones */
+static int plain_v3_string_codec(zf_plain_meta *p, const cJSON *entry, char *err, size_t errcap)
+{
+    const char *name;
+    const cJSON *config;
+    int rc = zf_json_entry(entry, &name, &config, err, errcap);
+    if (rc)
+        return rc;
+    static const char *const none[] = {NULL}, *const bytes_keys[] = {"endian", NULL};
+    if (p->type == ZF_PLAIN_VLEN_UTF8 && !strcmp(name, "vlen-utf8"))
+        return zf_json_only_keys(config, none, name, err, errcap);
+    if (p->type == ZF_PLAIN_VLEN_UTF8 || strcmp(name, "bytes"))
+        return ERR(ZF_EUNSUPPORTED, "codec \"%.40s\" on %s strings is not supported", name,
+                   p->type == ZF_PLAIN_VLEN_UTF8 ? "variable-length" : "fixed-length");
+    const cJSON *e = config ? cJSON_GetObjectItemCaseSensitive(config, "endian") : NULL;
+    if (e && (!cJSON_IsString(e) || (strcmp(e->valuestring, "little") && strcmp(e->valuestring, "big"))))
+        return ERR(ZF_ECORRUPT, "bytes: \"endian\" must be \"little\" or \"big\"");
+    p->big_endian = e && !strcmp(e->valuestring, "big");
+    return zf_json_only_keys(config, bytes_keys, name, err, errcap);
+}
+
+/* the v3 codecs of a string array: the array->bytes codec, then bytes->bytes ones */
+static int plain_v3_string_codecs(zf_plain_meta *p, const cJSON *codecs, char *err, size_t errcap)
+{
+    if (!cJSON_IsArray(codecs) || !codecs->child)
+        return ERR(ZF_ECORRUPT, "\"codecs\" must be a non-empty array");
+    int rc = plain_v3_string_codec(p, codecs->child, err, errcap);
+    for (const cJSON *e = codecs->child->next; e && rc == ZF_OK; e = e->next) {
+        zf_codec *c = NULL;
+        rc = zf_codec_from_v3(e, p->item_bytes ? p->item_bytes : 1, &c, err, errcap);
+        if (rc == ZF_ENOTFOUND)
+            return ERR(ZF_EUNSUPPORTED, "a codec after the first of a string array is not a "
+                       "supported bytes->bytes codec");
+        if (rc == ZF_OK)
+            rc = plain_add_codec(p, c, err, errcap);
+    }
+    return rc;
+}
+
+/* the decoding of whole chunks: a pipeline for numbers and bools, a chunk
+ * of at most 2^28 elements */
+static int plain_finish(zf_plain_meta *p, char *err, size_t errcap)
+{
+    uint64_t elems = 1;
+    for (unsigned d = 0; d < p->m.ndim; d++) {
+        if (p->m.chunks[d] > ZF_MAX_CHUNK_ELEMS / elems)
+            return ERR(ZF_EUNSUPPORTED, "chunks larger than 2^28 values are not supported");
+        elems *= p->m.chunks[d];
+    }
+    memcpy(p->m.read_chunks, p->m.chunks, sizeof p->m.chunks);
+    if (p->m.pipeline)
+        zf_pipeline_set_fill(p->m.pipeline, p->m.cf.fill_raw);
+    return ZF_OK;
+}
+
+/* the array part of a v3 plain array document */
+static int plain_v3_array(const char *text, size_t n, const cJSON *root, zf_plain_meta *p,
+                          char *err, size_t errcap)
+{
+    zf_meta *m = &p->m;
+    const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, "attributes");
+    const char *raw = NULL;
+    size_t rn = 0;
+    if (attrs)
+        zf_json_raw_member(text, n, "attributes", &raw, &rn);
+    int rc = plain_v3_type(cJSON_GetObjectItemCaseSensitive(root, "data_type"), p, err, errcap);
+    if (rc == ZF_OK)
+        rc = plain_attrs_check(p, attrs, err, errcap);
+    if (rc)
+        return rc;
+    static const char *const known[] = {"zarr_format", "node_type", "shape", "data_type",
+        "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "attributes",
+        "dimension_names", "storage_transformers", NULL};
+    static const char *const shape_at[] = {"shape", NULL};
+    size_t slen = 0;
+    const char *shape = raw_at(text, n, shape_at, &slen);
+    m->ndim = (unsigned)-1;
+    if ((rc = check_v3_keys(root, known, err, errcap)) ||
+        (rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), shape, slen, "shape", 0,
+                         &m->ndim, m->shape, err, errcap)) ||
+        (rc = count_elems(m, err, errcap)) ||
+        (rc = parse_chunk_grid(text, n, cJSON_GetObjectItemCaseSensitive(root, "chunk_grid"), m,
+                               err, errcap)) ||
+        (rc = parse_key_encoding(cJSON_GetObjectItemCaseSensitive(root, "chunk_key_encoding"), m,
+                                 err, errcap)) ||
+        (rc = parse_dim_names(cJSON_GetObjectItemCaseSensitive(root, "dimension_names"),
+                              "dimension_names", m, err, errcap)) ||
+        (rc = plain_fill(p, text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), attrs,
+                         raw, rn, err, errcap)))
+        return rc;
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "storage_transformers");
+    if (st && !(cJSON_IsArray(st) && cJSON_GetArraySize(st) == 0))
+        return ERR(ZF_EUNSUPPORTED, "storage transformers are not supported");
+    const cJSON *codecs = cJSON_GetObjectItemCaseSensitive(root, "codecs");
+    if (plain_is_string(p))
+        return plain_v3_string_codecs(p, codecs, err, errcap);
+    return zf_pipeline_from_v3(codecs, m->ndim, m->chunks, m->elem, &m->pipeline, err, errcap);
+}
+
+int zf_meta_parse_plain_v3(const char *text, size_t n, zf_plain_meta *out, char *err,
+                           size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    out->m.zarr_format = 3;
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    int64_t fmt;
+    const cJSON *nt = cJSON_GetObjectItemCaseSensitive(root, "node_type");
+    int rc;
+    if (!cJSON_IsObject(root) || !zf_json_int(cJSON_GetObjectItemCaseSensitive(root, "zarr_format"), 3, 3, &fmt))
+        rc = ERR(ZF_ECORRUPT, "invalid JSON, or \"zarr_format\" is not 3");
+    else if (!cJSON_IsString(nt) || strcmp(nt->valuestring, "array"))
+        rc = ERR(ZF_ECORRUPT, "\"node_type\" is not \"array\"");
+    else
+        rc = plain_v3_array(text, n, root, out, err, errcap);
+    cJSON_Delete(root);
+    if (rc == ZF_OK)
+        rc = plain_finish(out, err, errcap);
+    if (rc)
+        zf_plain_meta_clear(out);
+    return rc;
+}
+
+/* the v2 dtype of a plain array: type, element and byte order */
+static int plain_v2_type(const cJSON *dt, zf_plain_meta *p, int *big, char *err, size_t errcap)
+{
+    if (!cJSON_IsString(dt))
+        return ERR(ZF_EUNSUPPORTED, "structured data types are not supported");
+    const char *s = dt->valuestring;
+    p->m.elem = (zf_elem){ZF_ELEM_UINT, 1};
+    snprintf(p->m.dtype_text, sizeof p->m.dtype_text, "%s", s);
+    if (zf_cf_v2_elem(s, &p->m.elem, big)) {
+        p->type = ZF_PLAIN_NUMBER;
+        return ZF_OK;
+    }
+    if (!strcmp(s, "|b1") || !strcmp(s, "|O")) {
+        p->type = s[1] == 'b' ? ZF_PLAIN_BOOL : ZF_PLAIN_VLEN_UTF8;
+        return ZF_OK;
+    }
+    char *end;
+    if (strchr("<>|", s[0]) && s[0] && (s[1] == 'U' || s[1] == 'S') && s[2] >= '1' && s[2] <= '9') {
+        long long len = strtoll(s + 2, &end, 10);
+        if (*end == '\0' && (s[1] == 'S' || s[0] != '|')) {
+            p->type = s[1] == 'U' ? ZF_PLAIN_UTF32 : ZF_PLAIN_BYTES;
+            p->big_endian = s[0] == '>';
+            return item_length(len > (1 << 20) ? -1 : len * (s[1] == 'U' ? 4 : 1),
+                               s[1] == 'U' ? 4 : 1, p, err, errcap);
+        }
+    }
+    return ERR(ZF_EUNSUPPORTED, "dtype \"%.40s\" is not supported", s);
+}
+
+/* the v2 filters and compressor of a string array: vlen-utf8 first for "|O",
+ * then bytes->bytes codecs (decoded in reverse order) */
+static int plain_v2_string_codecs(zf_plain_meta *p, const cJSON *filters, const cJSON *comp,
+                                  char *err, size_t errcap)
+{
+    const cJSON *f = cJSON_IsArray(filters) ? filters->child : NULL;
+    const cJSON *id = cJSON_IsObject(f) ? cJSON_GetObjectItemCaseSensitive(f, "id") : NULL;
+    int vlen = cJSON_IsString(id) && !strcmp(id->valuestring, "vlen-utf8");
+    if (vlen != (p->type == ZF_PLAIN_VLEN_UTF8))
+        return ERR(ZF_EUNSUPPORTED, p->type == ZF_PLAIN_VLEN_UTF8
+                   ? "object arrays are supported only with the vlen-utf8 filter first"
+                   : "the vlen-utf8 filter on a fixed-length type");
+    if (filters && !cJSON_IsNull(filters) && !cJSON_IsArray(filters))
+        return ERR(ZF_ECORRUPT, "\"filters\" is neither null nor a list");
+    int rc = ZF_OK;
+    for (f = vlen ? f->next : f; f && rc == ZF_OK; f = f->next) {
+        zf_codec *c = NULL;
+        if ((rc = zf_codec_from_v2(f, &c, err, errcap)) == ZF_ENOTFOUND)
+            return ERR(ZF_EUNSUPPORTED, "a filter of a string array is not a supported bytes codec");
+        if (rc == ZF_OK)
+            rc = plain_add_codec(p, c, err, errcap);
+    }
+    if (rc || cJSON_IsNull(comp))
+        return rc;
+    zf_codec *c = NULL;
+    if ((rc = zf_codec_from_v2(comp, &c, err, errcap)) == ZF_ENOTFOUND)
+        return ERR(ZF_EUNSUPPORTED, "unsupported compressor");
+    return rc ? rc : plain_add_codec(p, c, err, errcap);
+}
+
+/* the array part of a v2 plain array (.zarray root; .zattrs attrs, raw) */
+static int plain_v2_array(const char *text, size_t n, const cJSON *root, const cJSON *attrs,
+                          const char *raw, size_t rn, zf_plain_meta *p, char *err, size_t errcap)
+{
+    zf_meta *m = &p->m;
+    int big = 0;
+    int rc = plain_v2_type(cJSON_GetObjectItemCaseSensitive(root, "dtype"), p, &big, err, errcap);
+    if (rc == ZF_OK)
+        rc = plain_attrs_check(p, attrs, err, errcap);
+    if (rc)
+        return rc;
+    static const char *const shape_at[] = {"shape", NULL}, *const chunks_at[] = {"chunks", NULL};
+    size_t slen = 0, clen = 0;
+    const char *shape = raw_at(text, n, shape_at, &slen), *chunks = raw_at(text, n, chunks_at, &clen);
+    m->ndim = (unsigned)-1;
+    if ((rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), shape, slen, "shape", 0,
+                         &m->ndim, m->shape, err, errcap)) ||
+        (rc = count_elems(m, err, errcap)) ||
+        (rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "chunks"), chunks, clen, "chunks",
+                         1, &m->ndim, m->chunks, err, errcap)) ||
+        (rc = parse_dim_names(attrs ? cJSON_GetObjectItemCaseSensitive(attrs, "_ARRAY_DIMENSIONS") : NULL,
+                              "_ARRAY_DIMENSIONS", m, err, errcap)) ||
+        (rc = plain_fill(p, text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), attrs,
+                         raw, rn, err, errcap)))
+        return rc;
+    const cJSON *order = cJSON_GetObjectItemCaseSensitive(root, "order");
+    const cJSON *sep = cJSON_GetObjectItemCaseSensitive(root, "dimension_separator");
+    const cJSON *comp = cJSON_GetObjectItemCaseSensitive(root, "compressor");
+    const cJSON *filters = cJSON_GetObjectItemCaseSensitive(root, "filters");
+    if (!cJSON_IsString(order) || (strcmp(order->valuestring, "C") && strcmp(order->valuestring, "F")))
+        return ERR(ZF_ECORRUPT, "\"order\" must be \"C\" or \"F\"");
+    m->key_v2 = 1;
+    m->separator = '.';
+    if (sep && !cJSON_IsNull(sep)) {
+        if (!cJSON_IsString(sep) || (strcmp(sep->valuestring, "/") && strcmp(sep->valuestring, ".")))
+            return ERR(ZF_ECORRUPT, "\"dimension_separator\" must be \"/\" or \".\"");
+        m->separator = sep->valuestring[0];
+    }
+    if (!comp)
+        return ERR(ZF_ECORRUPT, "no \"compressor\"");
+    if (!plain_is_string(p))
+        return zf_pipeline_from_v2(comp, filters, big, order->valuestring[0], m->ndim, m->chunks,
+                                   m->elem, &m->pipeline, err, errcap);
+    if (order->valuestring[0] == 'F' && m->ndim > 1)
+        return ERR(ZF_EUNSUPPORTED, "string arrays in order \"F\" are not supported");
+    return plain_v2_string_codecs(p, filters, comp, err, errcap);
+}
+
+int zf_meta_parse_plain_v2(const char *zarray, size_t n, const char *zattrs, size_t attrs_n,
+                           zf_plain_meta *out, char *err, size_t errcap)
+{
+    memset(out, 0, sizeof *out);
+    out->m.zarr_format = 2;
+    cJSON *root = cJSON_ParseWithLength(zarray, n);
+    cJSON *attrs = zattrs ? cJSON_ParseWithLength(zattrs, attrs_n) : NULL;
+    int64_t fmt;
+    int rc;
+    if (!cJSON_IsObject(root) || !zf_json_int(cJSON_GetObjectItemCaseSensitive(root, "zarr_format"), 2, 2, &fmt))
+        rc = ERR(ZF_ECORRUPT, "invalid JSON, or \"zarr_format\" is not 2");
+    else if (zattrs && !cJSON_IsObject(attrs))
+        rc = ERR(ZF_ECORRUPT, ".zattrs is not a JSON object");
+    else
+        rc = plain_v2_array(zarray, n, root, attrs, zattrs, attrs_n, out, err, errcap);
+    cJSON_Delete(root);
+    cJSON_Delete(attrs);
+    if (rc == ZF_OK)
+        rc = plain_finish(out, err, errcap);
+    if (rc)
+        zf_plain_meta_clear(out);
+    return rc;
+}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "text/duration.h"
+#include "codec/codec.h"
 #include "codec/pipeline.h"
 #include "zarr/cf.h"
 
@@ -69,5 +70,44 @@ int zf_meta_chunk_key(const zf_meta *m, const uint64_t *coords, char *buf, size_
  * zf_meta_chunk_key writes for them (no leading zeros, no other text).
  * Coordinates are not checked against the grid. */
 int zf_meta_chunk_coords(const zf_meta *m, const char *key, uint64_t *coords);
+
+/* ---- plain arrays: numbers, bools and strings (coordinate labels) ---- */
+
+/* What the elements of a plain array are. */
+typedef enum zf_plain_type {
+    ZF_PLAIN_NUMBER,    /* integers and floats (m.elem), decoded by m.pipeline */
+    ZF_PLAIN_BOOL,      /* one byte each, decoded by m.pipeline as uint8 */
+    ZF_PLAIN_VLEN_UTF8, /* v3 "string" (codec vlen-utf8), v2 "|O" (filter vlen-utf8) */
+    ZF_PLAIN_UTF32,     /* v3 fixed_length_utf32, v2 "<Un" / ">Un": item_bytes each */
+    ZF_PLAIN_BYTES      /* v3 null_terminated_bytes, v2 "|Sn": item_bytes each */
+} zf_plain_type;
+
+#define ZF_PLAIN_MAX_CODECS 16
+
+typedef struct zf_plain_meta {
+    zf_meta m;            /* shape, chunks, chunk keys, dimension names; numbers and
+                             bools: m.elem and m.pipeline (owned), m.cf the fill value
+                             (fill_raw) and xarray's mask (numbers: and packing; v2
+                             bools: a non-null fill value is masked, in mask_i[0]) */
+    zf_plain_type type;
+    uint32_t item_bytes;  /* UTF32 and BYTES: bytes per element */
+    int big_endian;       /* UTF32: byte order of the code units */
+    unsigned ncodecs;     /* strings: bytes->bytes codecs, in encode order */
+    zf_codec *codecs[ZF_PLAIN_MAX_CODECS]; /* owned */
+} zf_plain_meta;
+
+/* Parse v3 zarr.json text of a plain array (not a time type) into *out,
+ * which then owns memory (zf_plain_meta_clear).  Strings must have an empty
+ * fill value.  Errors: ZF_ECORRUPT, ZF_EUNSUPPORTED (time types, other data
+ * types, CF time units, sharded or transposed strings), reason in err. */
+int zf_meta_parse_plain_v3(const char *text, size_t n, zf_plain_meta *out, char *err,
+                           size_t errcap);
+
+/* The same for v2 .zarray text and .zattrs text (NULL if absent). */
+int zf_meta_parse_plain_v2(const char *zarray, size_t n, const char *zattrs, size_t attrs_n,
+                           zf_plain_meta *out, char *err, size_t errcap);
+
+/* Release what a zf_plain_meta owns; the struct may be reused. */
+void zf_plain_meta_clear(zf_plain_meta *p);
 
 #endif
