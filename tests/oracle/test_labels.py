@@ -276,3 +276,34 @@ def test_damaged_coordinate_falls_back_to_the_index(tmp_path, zf_mount, fmt):
     m = zf_mount(store, "-o", "nat=")
     check_bytes(m, "lead.csv", want, 12)
     assert "coordinate init_time" in m.log(), m.log()
+
+
+@pytest.mark.parametrize("fmt", [2, 3])
+def test_number_string_and_bool_coordinates(tmp_path, zf_mount, fmt):
+    """float (NaN), integer, string (quoted as pandas quotes) and bool
+    coordinates, dimension and not, 1-D and 2-D"""
+    rng = np.random.default_rng(9)
+    lat = np.array([-90.0, 0.1, np.nan, 1e-05, 45.5])
+    station = np.array(["a", "b,c", 'say "hi"', "", "line\nbreak", "zürich"], dtype=object)
+    v = rng.integers(0, 10**14, size=(5, 6)).astype("timedelta64[ns]")
+    v[0, 0] = np.timedelta64("NaT")
+    ds = xr.Dataset({"lag": (("lat", "station"), v)},
+                    coords={"lat": lat, "station": station,
+                            "code": ("station", np.arange(6, dtype="int16") - 3),
+                            "ok": ("lat", [True, False, True, True, False]),
+                            "w": (("lat", "station"), rng.random((5, 6)).astype("float32"))})
+    store = tmp_path / "n.zarr"
+    write(ds, store, fmt, encoding={"lat": {"chunks": (2,)}})
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "lag.csv", oracle_csv(store, "lag"), 13)
+
+
+def test_one_dimensional_string_index(tmp_path, zf_mount):
+    """a 1-D array labelled by strings (the index is not a MultiIndex)"""
+    names = np.array([f"run {k}" if k % 3 else f"run,{k}" for k in range(40)], dtype="<U8")
+    v = (np.arange(40) * 3_600_000_000_123).astype("timedelta64[ns]")
+    ds = xr.Dataset({"took": (("run",), v)}, coords={"run": names})
+    store = tmp_path / "r.zarr"
+    write(ds, store, 3)
+    m = zf_mount(store, "-o", "nat=")
+    check_bytes(m, "took.csv", oracle_csv(store, "took"), 14)
