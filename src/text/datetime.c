@@ -124,8 +124,7 @@ static void decompose(const zf_dtfmt *f, int64_t v, instant *t)
 
 /* ---- pieces of text ----------------------------------------------------- */
 
-/* a year as numpy's "%04" PRId64 writes it: zero-padded to 4 characters, sign included */
-static char *put_year(char *p, zf_i128 y)
+char *zf_put_year(char *p, zf_i128 y)
 {
     zf_u128 m = y < 0 ? -(zf_u128)y : (zf_u128)y;
     unsigned width = y < 0 ? 3 : 4, nd = zf_ndig128(m);
@@ -139,7 +138,7 @@ static char *put_year(char *p, zf_i128 y)
 /* "YYYY", "YYYY-MM" or "YYYY-MM-DD" (parts 1..3) */
 static char *put_date(char *p, const instant *t, int parts)
 {
-    p = put_year(p, t->year);
+    p = zf_put_year(p, t->year);
     if (parts >= 2) {
         *p = '-';
         zf_put2(p + 1, t->mon);

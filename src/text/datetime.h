@@ -49,6 +49,10 @@ size_t zf_dtfmt_value(const zf_dtfmt *f, int64_t v, char *out);
 /* Length of the text zf_dtfmt_value writes for v. */
 size_t zf_dtfmt_len(const zf_dtfmt *f, int64_t v);
 
+/* Write year y as numpy's "%04" PRId64 does (zero-padded to 4 characters,
+ * sign included: "0998", "-001", "13962") at p; returns the end. */
+char *zf_put_year(char *p, zf_i128 y);
+
 /* Days from 1970-01-01 to year y, month m (1..12), day d (1..31) of the
  * proleptic Gregorian calendar (year 0 is 1 BC); any 128-bit year below 2^100. */
 zf_i128 zf_days_from_civil(zf_i128 y, unsigned m, unsigned d);

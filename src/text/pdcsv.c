@@ -84,18 +84,6 @@ size_t zf_pdcsv_extra(zf_pdmode mode)
     return extra[mode];
 }
 
-/* a year as numpy writes it: at least 4 characters, sign included */
-static char *put_year(char *p, zf_i128 y)
-{
-    zf_u128 m = y < 0 ? -(zf_u128)y : (zf_u128)y;
-    unsigned width = y < 0 ? 3 : 4, nd = zf_ndig128(m);
-    if (y < 0)
-        *p++ = '-';
-    for (; nd < width; nd++)
-        *p++ = '0';
-    return zf_put_u128(p, m);
-}
-
 /* the days part: "N days" or the date "YYYY-MM-DD" */
 static char *put_days(const zf_pdcsv *c, zf_i128 days, char *p)
 {
@@ -109,7 +97,7 @@ static char *put_days(const zf_pdcsv *c, zf_i128 days, char *p)
     zf_i128 y;
     unsigned m, d;
     zf_civil_from_days(days, &y, &m, &d);
-    p = put_year(p, y);
+    p = zf_put_year(p, y);
     p[0] = '-';
     zf_put2(p + 1, m);
     p[3] = '-';

@@ -245,34 +245,44 @@ static int check_v3_keys(const cJSON *root, const char *const *known, char *err,
     return ZF_OK;
 }
 
-static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta *m, char *err,
-                          size_t errcap)
+/* the keys, shape, chunk grid, chunk keys, dimension names and storage
+ * transformers of a v3 array's metadata into m (every v3 array's) */
+static int parse_v3_grid(const char *text, size_t n, const cJSON *root, zf_meta *m, char *err,
+                         size_t errcap)
 {
     static const char *const known[] = {"zarr_format", "node_type", "shape", "data_type",
         "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "attributes",
         "dimension_names", "storage_transformers", NULL};
-    int rc = check_v3_keys(root, known, err, errcap);
-    if (rc)
-        return rc;
-    m->ndim = (unsigned)-1;
     static const char *const shape_at[] = {"shape", NULL};
     size_t slen = 0;
     const char *shape = raw_at(text, n, shape_at, &slen);
-    if ((rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), shape, slen, "shape", 0,
+    int rc;
+    m->ndim = (unsigned)-1;
+    if ((rc = check_v3_keys(root, known, err, errcap)) ||
+        (rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), shape, slen, "shape", 0,
                          &m->ndim, m->shape, err, errcap)) ||
         (rc = count_elems(m, err, errcap)) ||
         (rc = parse_chunk_grid(text, n, cJSON_GetObjectItemCaseSensitive(root, "chunk_grid"), m,
                                err, errcap)) ||
         (rc = parse_key_encoding(cJSON_GetObjectItemCaseSensitive(root, "chunk_key_encoding"), m,
                                  err, errcap)) ||
-        (rc = parse_fill_of(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 0, m, err,
-                            errcap)) ||
         (rc = parse_dim_names(cJSON_GetObjectItemCaseSensitive(root, "dimension_names"),
                               "dimension_names", m, err, errcap)))
         return rc;
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "storage_transformers");
     if (st && !(cJSON_IsArray(st) && cJSON_GetArraySize(st) == 0))
         return ERR(ZF_EUNSUPPORTED, "storage transformers are not supported");
+    return ZF_OK;
+}
+
+static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta *m, char *err,
+                          size_t errcap)
+{
+    int rc;
+    if ((rc = parse_v3_grid(text, n, root, m, err, errcap)) ||
+        (rc = parse_fill_of(text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), 0, m, err,
+                            errcap)))
+        return rc;
     const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, "attributes");
     if (attrs && !cJSON_IsObject(attrs))
         return ERR(ZF_ECORRUPT, "\"attributes\" is not an object");
@@ -781,29 +791,10 @@ static int plain_v3_array(const char *text, size_t n, const cJSON *root, zf_plai
         rc = plain_attrs_check(p, attrs, err, errcap);
     if (rc)
         return rc;
-    static const char *const known[] = {"zarr_format", "node_type", "shape", "data_type",
-        "chunk_grid", "chunk_key_encoding", "fill_value", "codecs", "attributes",
-        "dimension_names", "storage_transformers", NULL};
-    static const char *const shape_at[] = {"shape", NULL};
-    size_t slen = 0;
-    const char *shape = raw_at(text, n, shape_at, &slen);
-    m->ndim = (unsigned)-1;
-    if ((rc = check_v3_keys(root, known, err, errcap)) ||
-        (rc = parse_dims(cJSON_GetObjectItemCaseSensitive(root, "shape"), shape, slen, "shape", 0,
-                         &m->ndim, m->shape, err, errcap)) ||
-        (rc = count_elems(m, err, errcap)) ||
-        (rc = parse_chunk_grid(text, n, cJSON_GetObjectItemCaseSensitive(root, "chunk_grid"), m,
-                               err, errcap)) ||
-        (rc = parse_key_encoding(cJSON_GetObjectItemCaseSensitive(root, "chunk_key_encoding"), m,
-                                 err, errcap)) ||
-        (rc = parse_dim_names(cJSON_GetObjectItemCaseSensitive(root, "dimension_names"),
-                              "dimension_names", m, err, errcap)) ||
+    if ((rc = parse_v3_grid(text, n, root, m, err, errcap)) ||
         (rc = plain_fill(p, text, n, cJSON_GetObjectItemCaseSensitive(root, "fill_value"), attrs,
                          raw, rn, err, errcap)))
         return rc;
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(root, "storage_transformers");
-    if (st && !(cJSON_IsArray(st) && cJSON_GetArraySize(st) == 0))
-        return ERR(ZF_EUNSUPPORTED, "storage transformers are not supported");
     const cJSON *codecs = cJSON_GetObjectItemCaseSensitive(root, "codecs");
     if (plain_is_string(p))
         return plain_v3_string_codecs(p, codecs, err, errcap);
