@@ -23,19 +23,24 @@ int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale)
     return ZF_OK;
 }
 
-/* v in nanoseconds, exactly */
-static zf_i128 to_ns(const zf_pdcsv *c, int64_t v)
+/* the whole days of v (floor) and the nanoseconds into the last one, exactly:
+ * in 64 bits when v in ns fits them (every value pandas can hold) */
+static zf_i128 split_days(const zf_pdcsv *c, int64_t v, int64_t *rem)
 {
-    return (zf_i128)v * c->ns_per_tick;
-}
-
-/* floor division and its non-negative remainder */
-static zf_i128 floor_div(zf_i128 a, int64_t b, int64_t *rem)
-{
-    zf_i128 q = a / b, r = a - q * b;
+    int64_t ns;
+    if (!__builtin_mul_overflow(v, c->ns_per_tick, &ns)) {
+        int64_t q = ns / NS_PER_DAY, r = ns % NS_PER_DAY;
+        if (r < 0) {
+            q -= 1;
+            r += NS_PER_DAY;
+        }
+        *rem = r;
+        return q;
+    }
+    zf_i128 a = (zf_i128)v * c->ns_per_tick, q = a / NS_PER_DAY, r = a - q * NS_PER_DAY;
     if (r < 0) {
         q -= 1;
-        r += b;
+        r += NS_PER_DAY;
     }
     *rem = (int64_t)r;
     return q;
@@ -46,7 +51,7 @@ unsigned zf_pdcsv_parts(const zf_pdcsv *c, int64_t v)
     if (v == ZF_NAT)
         return 0;
     int64_t r;
-    floor_div(to_ns(c, v), NS_PER_DAY, &r); /* r: ns into the day */
+    split_days(c, v, &r); /* r: ns into the day */
     if (r == 0)
         return 0;
     unsigned p = ZF_PD_SUBDAY;
@@ -108,7 +113,7 @@ static char *put_days(const zf_pdcsv *c, zf_i128 days, char *p)
 size_t zf_pdcsv_text(const zf_pdcsv *c, zf_pdmode mode, int64_t v, char *out)
 {
     int64_t r;
-    zf_i128 days = floor_div(to_ns(c, v), NS_PER_DAY, &r);
+    zf_i128 days = split_days(c, v, &r);
     char *p = put_days(c, days, out);
     if (mode == ZF_PD_DAYS)
         return (size_t)(p - out);
@@ -135,7 +140,7 @@ size_t zf_pdcsv_text(const zf_pdcsv *c, zf_pdmode mode, int64_t v, char *out)
 size_t zf_pdcsv_base_len(const zf_pdcsv *c, int64_t v)
 {
     int64_t r;
-    zf_i128 days = floor_div(to_ns(c, v), NS_PER_DAY, &r);
+    zf_i128 days = split_days(c, v, &r);
     if (c->values == ZF_VALUES_DURATION) /* "-N days" */
         return zf_ndig128(days < 0 ? -(zf_u128)days : (zf_u128)days) + 5 + (days < 0);
     char tmp[64];
