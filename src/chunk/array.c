@@ -424,10 +424,22 @@ int zf_array_cache_room(const zf_array *a, unsigned chunks)
     return zf_cache_room(a->cache, (size_t)zf_array_chunk_elems(a) * sizeof(int64_t) * chunks);
 }
 
+/* the request's deadline came while another thread loaded chunk index: say
+ * so (once, as for the load's own failure) and fail as the store would */
+static int report_late(zf_array *a, uint64_t index)
+{
+    char key[ZF_KEY_MAX];
+    if (chunk_store_key(a, index, key, sizeof key) == ZF_OK && first_report(a, index))
+        zf_log("chunk %s/%s: the request's time budget was spent waiting for its load",
+               zf_store_path(a->store), key);
+    return ZF_EIO;
+}
+
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)
 {
     size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
-    return zf_cache_get(a->cache, a->id, index, bytes, load_chunk, a, out);
+    int rc = zf_cache_get(a->cache, a->id, index, bytes, load_chunk, a, out);
+    return rc == ZF_ETIMEDOUT ? report_late(a, index) : rc;
 }
 
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)

@@ -157,6 +157,7 @@ int zf_store_open_http(const char *origin, const char *prefix, const char *name,
     s->ops = &http_ops;
     s->impl = h;
     s->parallel = zf_net_connections(h->net);
+    s->budget_ms = zf_net_budget_ms(h->net);
     s->remote = 1;
     *out = s;
     return ZF_OK;

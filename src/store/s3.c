@@ -273,6 +273,7 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
         return rc;
     }
     s->parallel = zf_net_connections(x->net);
+    s->budget_ms = zf_net_budget_ms(x->net);
     s->remote = 1;
     *out = s;
     return ZF_OK;

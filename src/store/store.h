@@ -124,6 +124,9 @@ struct zf_store {
     int remote;         /* 1 for a network store: every request costs a round trip;
                          * stamps carry no dev/ino/ctime (size, mtime = Last-Modified,
                          * tag = digest of the ETag); list may return ZF_EUNSUPPORTED */
+    unsigned budget_ms; /* a remote store: the time one call may take with all its
+                         * retries (store/net.h's B), what a front end gives a whole
+                         * request (base/deadline.h); 0: no bound (a local store) */
 };
 
 /* Open the local directory at path as a store; *out owns it (zf_store_close).
