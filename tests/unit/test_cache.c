@@ -5,7 +5,8 @@
  * the byte bound holds (held entries may exceed it until put), errors are not
  * cached, concurrent misses of one key load once, a load decodes into the
  * buffer of the entry it evicts, the pool (loaders' scratch) keeps no more
- * than its limit, and prefetched chunks are found by later gets.  Run from
+ * than its limit, prefetched chunks are found by later gets, and a caller
+ * with a request deadline stops waiting for another's load at it.  Run from
  * tests/. */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include "chunk/cache.h"
+#include "base/deadline.h"
 #include "base/err.h"
 #include "chunk/pool.h"
 
@@ -213,6 +215,55 @@ static void test_single_flight(void)
     pthread_mutex_destroy(&s.mu);
 }
 
+/* loads started so far (under s->mu) */
+static int loads_of(source *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->loads;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* a caller whose request deadline comes while another thread loads its
+ * chunk stops waiting then (ZF_ETIMEDOUT, no chunk); the load goes on, its
+ * own caller gets the chunk, and later callers find it loaded */
+static void test_deadline(void)
+{
+    zf_cache *c = zf_cache_new(16 * MIB);
+    source s;
+    source_init(&s, c, 4096);
+    s.delay_ms = 600;
+    racer slow = {c, &s, 7, 0, 0, NULL};
+    pthread_t t;
+    int started = pthread_create(&t, NULL, race, &slow) == 0;
+    CHECK(started, "the loading thread starts");
+    for (int i = 0; i < 500 && loads_of(&s) == 0; i++)
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
+    CHECK(loads_of(&s) == 1, "the load runs");
+    zf_chunk *ch = NULL;
+    uint64_t t0 = zf_deadline_now_ms();
+    zf_deadline_set(t0 + 100);
+    int rc = zf_cache_get(c, 1, 7, BYTES(&s), load, &s, &ch);
+    uint64_t took = zf_deadline_now_ms() - t0;
+    zf_deadline_clear();
+    CHECK(rc == ZF_ETIMEDOUT && !ch, "the waiter gives up at its deadline: rc %d", rc);
+    CHECK(took >= 100 && took < 450, "within the deadline plus slack, before the load ends (%llu ms)",
+          (unsigned long long)took);
+    if (started)
+        pthread_join(t, NULL);
+    CHECK(slow.rc == ZF_OK && slow.ok, "the load went on for its own caller");
+    CHECK(zf_cache_get(c, 1, 7, BYTES(&s), load, &s, &ch) == ZF_OK && chunk_ok(ch, 7, 4096),
+          "a later get finds it");
+    zf_cache_put(c, ch);
+    CHECK(loads_of(&s) == 1, "loaded once: %d", loads_of(&s));
+    zf_deadline_set(zf_deadline_now_ms() - 1); /* spent, but a hit needs no wait */
+    CHECK(zf_cache_get(c, 1, 7, BYTES(&s), load, &s, &ch) == ZF_OK, "a hit with a spent deadline");
+    zf_deadline_clear();
+    zf_cache_put(c, ch);
+    zf_cache_free(c);
+    pthread_mutex_destroy(&s.mu);
+}
+
 /* a prefetched chunk is found without another load */
 static void test_prefetch(void)
 {
@@ -276,6 +327,7 @@ int main(void)
     test_hits_and_errors();
     test_bound_and_reuse();
     test_single_flight();
+    test_deadline();
     test_prefetch();
     test_pool();
     return check_summary("test_cache");
