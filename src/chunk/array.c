@@ -308,7 +308,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         if (whole && (rc = read_whole_shard(a, key, k, pos, most, &st, ent, err, errcap)) == ZF_OK)
             cached = 1, claimed = 0; /* kept, with its index: as if it had been */
         if (rc == ZF_EUNSUPPORTED)
-            rc = cached ? ZF_OK : zf_store_stamp(a->store, key, &st); /* the shard's size, version */
+            rc = cached ? ZF_OK : zf_store_stamp_why(a->store, key, &st, err, errcap); /* size, version */
         if (cached && st.kind == ZF_STORE_ABSENT)
             rc = ZF_ENOTFOUND;
         int absent = rc == ZF_ENOTFOUND;
