@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/deadline.h"
 #include "base/err.h"
@@ -133,24 +132,26 @@ static void finish(zf_net *net, zf_net_xfer *x)
 }
 
 /* fail a request whose attempts or budget are spent, after a transient why;
- * budget: the time ran out (the request's own budget, or the deadline of the
- * FUSE request it serves when that came first) */
+ * budget: the time ran out (its own budget, or the calling thread's request
+ * deadline when that came first: base/deadline.h) */
 static void give_up(zf_net *net, zf_net_xfer *x, const char *why, int budget)
 {
     zf_net_req *r = x->req;
     r->rc = ZF_EIO;
     r->status = x->status;
     const char *whose = x->by_request ? "the request's time budget was spent" : "time budget spent";
+    char spent[48] = "";
+    if (budget)
+        snprintf(spent, sizeof spent, " (%s)", whose);
     if (r->err && r->errcap) {
         if (!r->attempts && x->by_request)
-            snprintf(r->err, r->errcap, "%s before a connection was free", whose);
+            snprintf(r->err, r->errcap, "%s before an attempt could start", whose);
         else if (!r->attempts)
             snprintf(r->err, r->errcap, "no connection free within the %u ms budget",
                      net->o.budget_ms);
         else
-            snprintf(r->err, r->errcap, "%s after %u attempt%s%s%s%s", why, r->attempts,
-                     r->attempts == 1 ? "" : "s", budget ? " (" : "", budget ? whose : "",
-                     budget ? ")" : "");
+            snprintf(r->err, r->errcap, "%s after %u attempt%s%s", why, r->attempts,
+                     r->attempts == 1 ? "" : "s", spent);
     }
     finish(net, x);
 }
@@ -579,7 +580,7 @@ int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
     zf_net_batch b = {.left = 0};
     pthread_cond_init(&b.cv, NULL);
     uint64_t own = (uint64_t)now_ms() + net->o.budget_ms;
-    uint64_t bound = zf_deadline_bound(own); /* the FUSE request's deadline, when earlier */
+    uint64_t bound = zf_deadline_bound(own); /* the thread's request deadline, when earlier */
     int64_t deadline = (int64_t)bound;
     int by_request = bound < own;
     zf_net_xfer *head = NULL, *last = NULL;

@@ -107,9 +107,12 @@ static int s3_stamp(const zf_store *s, const char *key, zf_stamp *st, char *err,
     zf_s3i_prep_free(&p);
     if (r.rc == ZF_OK)
         zf_s3i_file_stamp(st, r.size, r.last_modified_ns, r.etag);
-    else if (r.rc == ZF_ENOTFOUND)
-        return zf_s3i_dir_stamp(x, key, st, err, errcap);
-    return r.rc;
+    if (r.rc != ZF_ENOTFOUND)
+        return r.rc;
+    rc = zf_s3i_dir_stamp(x, key, st, err, errcap);
+    if (rc == ZF_OK && err && errcap)
+        *err = '\0'; /* a prefix: the HEAD's 404 was no error */
+    return rc;
 }
 
 /* ---- open and close ------------------------------------------------------ */
