@@ -287,7 +287,7 @@ static int read_within_budget(const zf_fs *fs, const zf_node *n, uint64_t off, c
                               size_t size, size_t *got, zf_cursor *cursor)
 {
     uint64_t total;
-    int rc = zf_layout_size(n->layout, n->view, &total);
+    int rc = zf_layout_sized(n->layout) ? ZF_OK : zf_layout_size(n->layout, n->view, &total);
     if (rc)
         return rc;
     if (fs->store->budget_ms)
