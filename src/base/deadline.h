@@ -1,14 +1,17 @@
 /* deadline.h - the time budget of the request a thread is serving.
  *
- * A front end that serves requests (the FUSE daemon) gives each one a single
- * deadline: zf_deadline_set(zf_deadline_after(budget)) when the request
- * starts, zf_deadline_clear() once it has been answered.  Every wait of that
- * thread for the store ends by then, whatever the wait's own bound: the HTTP
- * engine starts no attempt and sleeps no back-off past it and cuts the
- * attempts in flight at it (store/net.h); the chunk cache stops waiting for
- * another thread's load of a chunk (chunk/cache.h).  So a request that needs
- * many store calls (several chunks, a shard index and then the shard) ends
- * within one budget, not one per call.
+ * A front end that serves requests gives each one a single deadline:
+ * zf_deadline_set(zf_deadline_after(budget)) when the request starts,
+ * zf_deadline_clear() once it is done (the FUSE daemon does so for every
+ * read of a remote store, with the store's retry budget).  Every wait of
+ * that thread for the store ends by then, whatever the wait's own bound: the
+ * HTTP engine starts no attempt and sleeps no back-off past it and cuts the
+ * attempts in flight at it (store/net.h); the chunk cache and the shard
+ * index cache stop waiting for another thread's load (chunk/cache.h,
+ * chunk/shardidx.h).  So a request that needs many store calls (several
+ * chunks, a shard index and then the shard) ends within one budget, not one
+ * per call, and fails with the store's EIO, logged once with the key and
+ * "the request's time budget was spent".
  *
  * Threads that serve no request (prefetch, the size pass's helpers, the
  * export tool) have no deadline: only each call's own budget bounds them.
