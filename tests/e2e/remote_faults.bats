@@ -233,6 +233,20 @@ px_curl() {
     alive
 }
 
+@test "faults: 503 for good on a sharded array read by ranges (small cache): the log line gives the shard's HEAD reason, not a bare input/output error" {
+    proxy '{"fault": "status", "status": 503, "match": "/v3_shard_inner_gzip/c/"}'
+    # a small cache: no whole-shard reads; a shard's size and version come from a HEAD (its stamp)
+    mount_both g3c.zarr -o cache_size=1M
+    RF_OK=0 RF_EIO=0
+    read_checked v3_shard_inner_gzip.txt
+    ((RF_EIO == 1)) || fail "the read succeeded although every shard answers 503"
+    grep -q 'HEAD [^ ]*v3_shard_inner_gzip/c/' "$PROXY_LOG" || fail "no HEAD of a shard: $(grep -m 3 v3_shard_inner_gzip/c/ "$PROXY_LOG")"
+    local lines
+    lines=$(grep 'v3_shard_inner_gzip/c/' "$ZF_LOG") || fail "no log line names a shard: $(tail -n 5 "$ZF_LOG")"
+    grep -vE 'HTTP 503 after [0-9]+ attempts' <<<"$lines" && fail "a log line lost the reason (above)"
+    alive
+}
+
 @test "faults: 503 for good after a first mount persisted the sizes: EIO, and the log line says HTTP 503" {
     proxy
     mount_both g3c.zarr
