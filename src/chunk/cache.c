@@ -248,31 +248,41 @@ static int load_new(zf_cache *c, entry *e, size_t bytes, zf_chunk_loader load, v
     return rc;
 }
 
+/* a new entry for (owner, index), loaded by this caller (lock held) */
+static int miss(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes, zf_chunk_loader load,
+                void *ctx, zf_chunk **out)
+{
+    entry *e = calloc(1, sizeof *e);
+    if (!e)
+        return ZF_ENOMEM;
+    e->owner = owner;
+    e->index = index;
+    e->state = LOADING;
+    e->refs = 2; /* the table's and ours */
+    e->linked = 1;
+    e->hnext = NULL;
+    *slot(c, owner, index) = e;
+    lru_push(c, e);
+    if (++c->count > c->nbuckets)
+        grow(c);
+    return load_new(c, e, bytes, load, ctx, out);
+}
+
 int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes, zf_chunk_loader load,
                  void *ctx, zf_chunk **out)
 {
     pthread_mutex_lock(&c->mu);
-    entry *e = *slot(c, owner, index);
+    entry *e;
     int rc;
-    if (e) {
-        lru_unlink(c, e);
-        lru_push(c, e);
-        rc = wait_loaded(c, e, out);
-    } else if (!(e = calloc(1, sizeof *e))) {
-        rc = ZF_ENOMEM;
-    } else {
-        e->owner = owner;
-        e->index = index;
-        e->state = LOADING;
-        e->refs = 2; /* the table's and ours */
-        e->linked = 1;
-        e->hnext = NULL;
-        *slot(c, owner, index) = e;
-        lru_push(c, e);
-        if (++c->count > c->nbuckets)
-            grow(c);
-        rc = load_new(c, e, bytes, load, ctx, out);
-    }
+    do { /* a load cut short by its own caller's deadline answers no one else: load again */
+        if ((e = *slot(c, owner, index))) {
+            lru_unlink(c, e);
+            lru_push(c, e);
+            rc = wait_loaded(c, e, out);
+        } else {
+            rc = miss(c, owner, index, bytes, load, ctx, out);
+        }
+    } while (e && rc == ZF_ETIMEDOUT && !zf_deadline_spent());
     pthread_mutex_unlock(&c->mu);
     return rc;
 }

@@ -10,7 +10,9 @@
  *    same key wait for it and share the result (or its error).  Errors are not
  *    cached: a later get loads again.  A caller whose thread has a request
  *    deadline (base/deadline.h) waits at most until then: ZF_ETIMEDOUT, and
- *    the load goes on for the others.
+ *    the load goes on for the others; a load that its own caller's deadline
+ *    cut short (the loader's ZF_ETIMEDOUT) is loaded again by the waiters
+ *    that still have time.
  *  - Resident bytes (values plus a small per-entry overhead) are kept at or
  *    under the capacity by evicting least recently used entries that no caller
  *    holds.  Entries still held may push the total over capacity until they are
@@ -47,7 +49,9 @@ typedef struct zf_chunk {
  * passes to the cache) or values NULL and every one of the n values equal to
  * constant (costs no memory).  buf is NULL or a buffer of exactly the bytes
  * given to zf_cache_get: the loader may decode into it and return it as
- * values; the cache frees it otherwise.  Returns 0 or a zf_err. */
+ * values; the cache frees it otherwise.  Returns 0 or a zf_err: ZF_ETIMEDOUT
+ * when its thread's request deadline cut the load short (callers waiting for
+ * it with time left then load it again). */
 typedef int (*zf_chunk_loader)(void *ctx, uint64_t index, void *buf, zf_chunk *out);
 
 /* New cache bounded to capacity bytes; NULL on allocation failure. */

@@ -31,6 +31,7 @@ typedef struct source {
     uint64_t n, bad;
     int loads, reused;
     int64_t delay_ms;
+    int late_once;   /* the next load fails as a spent request deadline would */
     pthread_mutex_t mu;
 } source;
 
@@ -39,9 +40,13 @@ static int load(void *ctx, uint64_t index, void *buf, zf_chunk *out)
     source *s = ctx;
     pthread_mutex_lock(&s->mu);
     s->loads++;
+    int late = s->late_once;
+    s->late_once = 0;
     pthread_mutex_unlock(&s->mu);
     if (s->delay_ms)
         nanosleep(&(struct timespec){0, s->delay_ms * 1000000}, NULL);
+    if (late)
+        return ZF_ETIMEDOUT;
     if (index == s->bad)
         return ZF_ECORRUPT;
     int64_t *v = buf;
@@ -226,7 +231,8 @@ static int loads_of(source *s)
 
 /* a caller whose request deadline comes while another thread loads its
  * chunk stops waiting then (ZF_ETIMEDOUT, no chunk); the load goes on, its
- * own caller gets the chunk, and later callers find it loaded */
+ * own caller gets the chunk, and later callers find it loaded; a load that
+ * its caller's deadline cut short is loaded again by a waiter */
 static void test_deadline(void)
 {
     zf_cache *c = zf_cache_new(16 * MIB);
@@ -259,6 +265,25 @@ static void test_deadline(void)
     zf_deadline_set(zf_deadline_now_ms() - 1); /* spent, but a hit needs no wait */
     CHECK(zf_cache_get(c, 1, 7, BYTES(&s), load, &s, &ch) == ZF_OK, "a hit with a spent deadline");
     zf_deadline_clear();
+    zf_cache_put(c, ch);
+
+    /* a load cut short by its own caller's deadline: that caller gets
+     * ZF_ETIMEDOUT, a waiter with time left loads it again and gets it */
+    s.delay_ms = 300;
+    s.late_once = 1;
+    int before = loads_of(&s);
+    racer cut = {c, &s, 8, 0, 0, NULL};
+    started = pthread_create(&t, NULL, race, &cut) == 0;
+    CHECK(started, "the cut loader starts");
+    for (int i = 0; i < 500 && loads_of(&s) == before; i++)
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
+    ch = NULL;
+    rc = zf_cache_get(c, 1, 8, BYTES(&s), load, &s, &ch); /* no deadline here */
+    if (started)
+        pthread_join(t, NULL);
+    CHECK(cut.rc == ZF_ETIMEDOUT, "the cut load's own caller: rc %d", cut.rc);
+    CHECK(rc == ZF_OK && chunk_ok(ch, 8, 4096), "the waiter loaded it again: rc %d", rc);
+    CHECK(loads_of(&s) == before + 2, "two loads: %d", loads_of(&s) - before);
     zf_cache_put(c, ch);
     zf_cache_free(c);
     pthread_mutex_destroy(&s.mu);
