@@ -29,11 +29,6 @@ void zf_deadline_clear(void)
     thread_deadline = ZF_DEADLINE_NONE;
 }
 
-uint64_t zf_deadline_get(void)
-{
-    return thread_deadline;
-}
-
 uint64_t zf_deadline_bound(uint64_t own_abs_ms)
 {
     return own_abs_ms < thread_deadline ? own_abs_ms : thread_deadline;

@@ -39,10 +39,8 @@ void zf_deadline_set(uint64_t abs_ms);
 /* The calling thread serves no request any more: no deadline. */
 void zf_deadline_clear(void);
 
-/* The calling thread's deadline (ZF_DEADLINE_NONE if it has none). */
-uint64_t zf_deadline_get(void);
-
-/* The earlier of own_abs_ms (a call's own deadline) and the thread's. */
+/* The earlier of own_abs_ms (a call's own deadline) and the thread's
+ * (ZF_DEADLINE_NONE: the thread's deadline itself). */
 uint64_t zf_deadline_bound(uint64_t own_abs_ms);
 
 /* Milliseconds left of the thread's deadline: 0 once spent,
