@@ -369,7 +369,7 @@ static void schedule(zf_net *net, int64_t now, int64_t *wake)
         pthread_mutex_lock(&net->mu);
         zf_net_xfer *x = net->qhead;
         slot *s = x ? free_slot(net) : NULL;
-        if (x && s) {
+        if (x && (s || x->deadline <= now)) { /* (queued since expire_queued looked) */
             net->qhead = x->next;
             if (!net->qhead)
                 net->qtail = NULL;
@@ -379,7 +379,10 @@ static void schedule(zf_net *net, int64_t now, int64_t *wake)
         pthread_mutex_unlock(&net->mu);
         if (!x)
             return;
-        start(net, s, x, now);
+        if (x->deadline <= now)
+            give_up(net, x, "timed out", 1);
+        else
+            start(net, s, x, now);
     }
 }
 
