@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "zarrfs.h"
@@ -276,6 +277,26 @@ static char *read_buf(void)
     return buf;
 }
 
+/* read from a node's view within one deadline: every store call and every
+ * wait for another thread's load ends at the store's retry budget from now
+ * (a remote store; a local one has no budget), however many chunks and
+ * shards the read needs.  The size pass, when the read must run it first,
+ * is not bounded: it measures the whole array for every reader, like the
+ * first stat, which runs it too. */
+static int read_within_budget(const zf_fs *fs, const zf_node *n, uint64_t off, char *buf,
+                              size_t size, size_t *got, zf_cursor *cursor)
+{
+    uint64_t total;
+    int rc = zf_layout_sized(n->layout) ? ZF_OK : zf_layout_size(n->layout, n->view, &total);
+    if (rc)
+        return rc;
+    if (fs->store->budget_ms)
+        zf_deadline_set(zf_deadline_after(fs->store->budget_ms));
+    rc = zf_layout_read_from(n->layout, n->view, off, buf, size, got, cursor);
+    zf_deadline_clear();
+    return rc;
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
@@ -296,7 +317,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     pthread_mutex_lock(&h->mu);
     zf_cursor cursor = h->cursor;
     pthread_mutex_unlock(&h->mu);
-    int rc = zf_layout_read_from(n->layout, n->view, (uint64_t)off, buf, size, &got, &cursor);
+    int rc = read_within_budget(fs_of(req), n, (uint64_t)off, buf, size, &got, &cursor);
     pthread_mutex_lock(&h->mu);
     h->cursor = cursor;
     pthread_mutex_unlock(&h->mu);

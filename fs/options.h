@@ -50,7 +50,8 @@
       "timeout, a dropped connection, HTTP 429 or 5xx), with random exponential backoff")        \
     X(timeout_ms, VAL, "MS", "10000",                                                            \
       "remote stores: an attempt fails after this long without progress, and a request "         \
-      "with all its retries gives up after 6 times this; the read then fails with EIO")         \
+      "with all its retries, or a read with all the requests it needs, gives up after 6 "       \
+      "times this; the read then fails with EIO")                                               \
     X(cafile, VAL, "FILE", "the system's",                                                       \
       "remote stores: PEM file of the certificate authorities that https servers are "          \
       "verified against (servers are always verified)")                                         \

@@ -14,6 +14,7 @@ const char *zf_strerror(int err)
     case ZF_ENOMEM: return "out of memory";
     case ZF_EINVAL: return "invalid argument";
     case ZF_ESTALE: return "the store changed while mounted";
+    case ZF_ETIMEDOUT: return "the request's time budget was spent";
     default: return "unknown error";
     }
 }

@@ -14,6 +14,7 @@ typedef enum zf_err {
     ZF_ENOMEM = -5,       /* allocation failed or a size bound was exceeded */
     ZF_EINVAL = -6,       /* bad argument from the caller (options, offsets) */
     ZF_ESTALE = -7,       /* the store changed since the view was computed */
+    ZF_ETIMEDOUT = -8,    /* the request's time budget was spent (base/deadline.h) */
 } zf_err;
 
 /* Short static description of an error code. */

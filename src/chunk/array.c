@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "chunk/convert.h"
@@ -308,7 +309,7 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         if (whole && (rc = read_whole_shard(a, key, k, pos, most, &st, ent, err, errcap)) == ZF_OK)
             cached = 1, claimed = 0; /* kept, with its index: as if it had been */
         if (rc == ZF_EUNSUPPORTED)
-            rc = cached ? ZF_OK : zf_store_stamp(a->store, key, &st); /* the shard's size, version */
+            rc = cached ? ZF_OK : zf_store_stamp_why(a->store, key, &st, err, errcap); /* size, version */
         if (cached && st.kind == ZF_STORE_ABSENT)
             rc = ZF_ENOTFOUND;
         int absent = rc == ZF_ENOTFOUND;
@@ -407,10 +408,13 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     return ZF_OK;
 }
 
-/* cache loader: decodes into buf when the cache has one */
+/* cache loader: decodes into buf when the cache has one; a store failure
+ * once the thread's request deadline is spent is that deadline's
+ * (ZF_ETIMEDOUT: other readers of the chunk load it again) */
 static int load_chunk(void *ctx, uint64_t index, void *buf, zf_chunk *out)
 {
-    return load_into(ctx, index, buf, NULL, out);
+    int rc = load_into(ctx, index, buf, NULL, out);
+    return rc == ZF_EIO && zf_deadline_spent() ? ZF_ETIMEDOUT : rc;
 }
 
 int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
@@ -424,10 +428,22 @@ int zf_array_cache_room(const zf_array *a, unsigned chunks)
     return zf_cache_room(a->cache, (size_t)zf_array_chunk_elems(a) * sizeof(int64_t) * chunks);
 }
 
+/* the request's deadline came while chunk index was loading: say so, once
+ * (a load of this thread's own has said it already) and fail as the store
+ * would */
+static int report_late(zf_array *a, uint64_t index)
+{
+    char key[ZF_KEY_MAX];
+    if (chunk_store_key(a, index, key, sizeof key) == ZF_OK && first_report(a, index))
+        zf_log("chunk %s/%s: the request's time budget was spent", zf_store_path(a->store), key);
+    return ZF_EIO;
+}
+
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)
 {
     size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
-    return zf_cache_get(a->cache, a->id, index, bytes, load_chunk, a, out);
+    int rc = zf_cache_get(a->cache, a->id, index, bytes, load_chunk, a, out);
+    return rc == ZF_ETIMEDOUT ? report_late(a, index) : rc;
 }
 
 void zf_array_put_chunk(zf_array *a, zf_chunk *chunk)

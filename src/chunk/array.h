@@ -51,7 +51,9 @@ int zf_array_decode(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw
 /* Would the cache keep `chunks` more chunks of this array without evicting? */
 int zf_array_cache_room(const zf_array *a, unsigned chunks);
 
-/* Get decoded chunk `index` with one cache reference (zf_array_put_chunk). */
+/* Get decoded chunk `index` with one cache reference (zf_array_put_chunk).
+ * ZF_EIO (logged, naming the key) also when the calling thread's request
+ * deadline (base/deadline.h) comes while another thread is loading it. */
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out);
 
 /* Give back a chunk reference; NULL is allowed. */

@@ -1,11 +1,13 @@
 /* cache.c - LRU chunk cache with per-key single-flight loading. */
 #include "chunk/cache.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 
 enum { LOADING, READY, FAILED };
@@ -73,7 +75,7 @@ zf_cache *zf_cache_new(size_t capacity)
     }
     c->capacity = capacity;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->loaded, NULL);
+    zf_deadline_cond_init(&c->loaded); /* waits for a load end at a request's deadline */
     pthread_cond_init(&c->work, NULL);
     pthread_cond_init(&c->idle, NULL);
     return c;
@@ -194,17 +196,20 @@ static void evict(zf_cache *c)
     reclaim(c, 0);
 }
 
-/* wait for a load in progress; returns with a reference held or an error */
+/* wait for a load in progress, at most until the calling thread's request
+ * deadline; returns with a reference held or an error (ZF_ETIMEDOUT: the
+ * deadline came first; the load goes on) */
 static int wait_loaded(zf_cache *c, entry *e, zf_chunk **out)
 {
+    int late = 0;
     e->refs++;
-    while (e->state == LOADING)
-        pthread_cond_wait(&c->loaded, &c->mu);
+    while (e->state == LOADING && !late)
+        late = zf_deadline_wait(&c->loaded, &c->mu) == ETIMEDOUT && e->state == LOADING;
     if (e->state == READY) {
         *out = &e->pub;
         return ZF_OK;
     }
-    int rc = e->err;
+    int rc = late ? ZF_ETIMEDOUT : e->err;
     if (--e->refs == 0)
         entry_free(e);
     return rc;
@@ -243,31 +248,41 @@ static int load_new(zf_cache *c, entry *e, size_t bytes, zf_chunk_loader load, v
     return rc;
 }
 
+/* a new entry for (owner, index), loaded by this caller (lock held) */
+static int miss(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes, zf_chunk_loader load,
+                void *ctx, zf_chunk **out)
+{
+    entry *e = calloc(1, sizeof *e);
+    if (!e)
+        return ZF_ENOMEM;
+    e->owner = owner;
+    e->index = index;
+    e->state = LOADING;
+    e->refs = 2; /* the table's and ours */
+    e->linked = 1;
+    e->hnext = NULL;
+    *slot(c, owner, index) = e;
+    lru_push(c, e);
+    if (++c->count > c->nbuckets)
+        grow(c);
+    return load_new(c, e, bytes, load, ctx, out);
+}
+
 int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes, zf_chunk_loader load,
                  void *ctx, zf_chunk **out)
 {
     pthread_mutex_lock(&c->mu);
-    entry *e = *slot(c, owner, index);
+    entry *e;
     int rc;
-    if (e) {
-        lru_unlink(c, e);
-        lru_push(c, e);
-        rc = wait_loaded(c, e, out);
-    } else if (!(e = calloc(1, sizeof *e))) {
-        rc = ZF_ENOMEM;
-    } else {
-        e->owner = owner;
-        e->index = index;
-        e->state = LOADING;
-        e->refs = 2; /* the table's and ours */
-        e->linked = 1;
-        e->hnext = NULL;
-        *slot(c, owner, index) = e;
-        lru_push(c, e);
-        if (++c->count > c->nbuckets)
-            grow(c);
-        rc = load_new(c, e, bytes, load, ctx, out);
-    }
+    do { /* a load cut short by its own caller's deadline answers no one else: load again */
+        if ((e = *slot(c, owner, index))) {
+            lru_unlink(c, e);
+            lru_push(c, e);
+            rc = wait_loaded(c, e, out);
+        } else {
+            rc = miss(c, owner, index, bytes, load, ctx, out);
+        }
+    } while (e && rc == ZF_ETIMEDOUT && !zf_deadline_spent());
     pthread_mutex_unlock(&c->mu);
     return rc;
 }

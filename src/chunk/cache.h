@@ -8,7 +8,11 @@
  *    while the entry is resident.
  *  - On a miss exactly one caller runs the loader; concurrent callers of the
  *    same key wait for it and share the result (or its error).  Errors are not
- *    cached: a later get loads again.
+ *    cached: a later get loads again.  A caller whose thread has a request
+ *    deadline (base/deadline.h) waits at most until then: ZF_ETIMEDOUT, and
+ *    the load goes on for the others; a load that its own caller's deadline
+ *    cut short (the loader's ZF_ETIMEDOUT) is loaded again by the waiters
+ *    that still have time.
  *  - Resident bytes (values plus a small per-entry overhead) are kept at or
  *    under the capacity by evicting least recently used entries that no caller
  *    holds.  Entries still held may push the total over capacity until they are
@@ -45,7 +49,9 @@ typedef struct zf_chunk {
  * passes to the cache) or values NULL and every one of the n values equal to
  * constant (costs no memory).  buf is NULL or a buffer of exactly the bytes
  * given to zf_cache_get: the loader may decode into it and return it as
- * values; the cache frees it otherwise.  Returns 0 or a zf_err. */
+ * values; the cache frees it otherwise.  Returns 0 or a zf_err: ZF_ETIMEDOUT
+ * when its thread's request deadline cut the load short (callers waiting for
+ * it with time left then load it again). */
 typedef int (*zf_chunk_loader)(void *ctx, uint64_t index, void *buf, zf_chunk *out);
 
 /* New cache bounded to capacity bytes; NULL on allocation failure. */
@@ -56,7 +62,8 @@ void zf_cache_free(zf_cache *c);
 
 /* Look up (owner, index), loading it with load(ctx, ...) on a miss; bytes is
  * its expected decoded size.  On success *out holds one reference (release
- * with zf_cache_put). */
+ * with zf_cache_put).  ZF_ETIMEDOUT: another thread's load of it was still
+ * running at the calling thread's request deadline. */
 int zf_cache_get(zf_cache *c, uint64_t owner, uint64_t index, size_t bytes, zf_chunk_loader load,
                  void *ctx, zf_chunk **out);
 

@@ -2,9 +2,12 @@
  * bytes (see shardidx.h). */
 #include "chunk/shardidx.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/deadline.h"
 
 typedef struct slot {
     uint64_t k;
@@ -31,7 +34,7 @@ zf_shardidx *zf_shardidx_new(size_t budget)
     zf_shardidx *c = calloc(1, sizeof *c);
     if (c) {
         pthread_mutex_init(&c->mu, NULL);
-        pthread_cond_init(&c->done, NULL);
+        zf_deadline_cond_init(&c->done); /* waits end at a request's deadline */
         c->budget = budget;
     }
     return c;
@@ -63,8 +66,10 @@ int zf_shardidx_get(zf_shardidx *c, uint64_t k, uint64_t pos, uint64_t *off, uin
 {
     pthread_mutex_lock(&c->mu);
     slot *s = &c->slots[k % ZF_SHARDIDX_SLOTS];
-    while (s->loading && s->k == k) /* single flight: another caller reads this shard */
-        pthread_cond_wait(&c->done, &c->mu);
+    int late = 0; /* single flight: another caller reads this shard; at the thread's
+                   * request deadline the caller goes on unclaimed (its own reads fail) */
+    while (s->loading && s->k == k && !late)
+        late = zf_deadline_wait(&c->done, &c->mu) == ETIMEDOUT;
     int hit = s->k == k && (s->absent || (s->count && pos < s->count));
     if (hit && s->absent) {
         memset(st, 0, sizeof *st); /* ZF_STORE_ABSENT */

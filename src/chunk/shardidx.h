@@ -44,9 +44,10 @@ void zf_shardidx_free(zf_shardidx *c);
 /* Entry pos (offset, length) of the index of stored chunk k, and the shard's
  * stamp when it was read; 1 if cached (st->kind ZF_STORE_ABSENT, off and len
  * untouched: the shard is known to be absent), else 0.  Single flight: while
- * one caller reads a shard, others asking for it wait; on a miss *claimed
- * says whether this caller is that one, and must then call zf_shardidx_put
- * (with idx NULL if it could not read the index). */
+ * one caller reads a shard, others asking for it wait (at most until their
+ * thread's request deadline, base/deadline.h: then a miss, not claimed); on
+ * a miss *claimed says whether this caller is that one, and must then call
+ * zf_shardidx_put (with idx NULL if it could not read the index). */
 int zf_shardidx_get(zf_shardidx *c, uint64_t k, uint64_t pos, uint64_t *off, uint64_t *len,
                     zf_stamp *st, int *claimed);
 

@@ -100,12 +100,12 @@ static int http_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
     return ZF_OK;
 }
 
-static int http_stamp(const zf_store *s, const char *key, zf_stamp *st)
+static int http_stamp(const zf_store *s, const char *key, zf_stamp *st, char *err, size_t errcap)
 {
     char *url = key_url(impl(s), key);
     if (!url)
         return ZF_ENOMEM;
-    zf_net_req r = {.url = url, .head = 1};
+    zf_net_req r = {.url = url, .head = 1, .err = err, .errcap = errcap};
     int rc = zf_net_run(impl(s)->net, &r, 1);
     free(url);
     if (rc == ZF_OK)
@@ -157,6 +157,7 @@ int zf_store_open_http(const char *origin, const char *prefix, const char *name,
     s->ops = &http_ops;
     s->impl = h;
     s->parallel = zf_net_connections(h->net);
+    s->budget_ms = zf_net_budget_ms(h->net);
     s->remote = 1;
     *out = s;
     return ZF_OK;

@@ -222,24 +222,27 @@ static int local_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
     return first;
 }
 
-static int local_stamp(const zf_store *s, const char *key, zf_stamp *stamp)
+static int local_stamp(const zf_store *s, const char *key, zf_stamp *stamp, char *err,
+                       size_t errcap)
 {
     const local *l = impl(s);
     struct stat st;
     int fd = open_key(l, key, O_PATH);
     if (fd < 0) {
-        int rc = open_error(l, key, errno, NULL, 0);
+        int rc = open_error(l, key, errno, err, errcap);
         if (rc == ZF_ECORRUPT) { /* a symlink not followed (here or above): stamp the link */
             memset(stamp, 0, sizeof *stamp);
             if (*key && fstatat(l->dirfd, key, &st, AT_SYMLINK_NOFOLLOW) == 0)
                 stamp_of(&st, stamp);
             stamp->kind = ZF_STORE_LINK;
             stamp->size = 0;
+            if (err && errcap)
+                *err = '\0'; /* a link is a stamp, not an error */
             return ZF_OK;
         }
         return rc;
     }
-    int rc = fstat(fd, &st) == 0 ? ZF_OK : ZF_EIO;
+    int rc = fstat(fd, &st) == 0 ? ZF_OK : ERR(ZF_EIO, "stat: %s", strerror(errno));
     close(fd);
     if (rc == ZF_OK)
         stamp_of(&st, stamp);
@@ -266,7 +269,7 @@ static int entry_stamp(const zf_store *s, int fd, const char *prefix, const char
         return 0;
     }
     memset(&e->stamp, 0, sizeof e->stamp);
-    return local_stamp(s, key, &e->stamp) == ZF_OK ? 0 : -1;
+    return local_stamp(s, key, &e->stamp, NULL, 0) == ZF_OK ? 0 : -1;
 }
 
 /* the kind of a directory entry from its type alone, or -1 when only a stat

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "store/net_impl.h"
 
@@ -33,7 +33,7 @@ struct zf_net {
     pthread_mutex_t curl_mu;    /* held by the engine thread except while it sleeps in poll */
     pthread_mutex_t mu;         /* guards queue, stop, stats, thread_alive */
     zf_net *reg_next;           /* in the registry of engines (fork handling) */
-    zf_net_xfer *qhead, *qtail; /* submitted, not started: FIFO, so deadlines ascend */
+    zf_net_xfer *qhead, *qtail; /* submitted, not started: FIFO (deadlines in any order) */
     int stop;
     zf_net_stats stats;
     /* the engine thread's own */
@@ -43,12 +43,10 @@ struct zf_net {
     uint64_t rng;
 };
 
-/* monotonic milliseconds */
+/* monotonic milliseconds (the clock of base/deadline.h) */
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)zf_deadline_now_ms();
 }
 
 /* xorshift64*: the jitter of backoffs (engine thread only) */
@@ -133,19 +131,27 @@ static void finish(zf_net *net, zf_net_xfer *x)
     pthread_mutex_unlock(&net->mu); /* x may be gone from here on */
 }
 
-/* fail a request whose attempts or budget are spent, after a transient why */
+/* fail a request whose attempts or budget are spent, after a transient why;
+ * budget: the time ran out (its own budget, or the calling thread's request
+ * deadline when that came first: base/deadline.h) */
 static void give_up(zf_net *net, zf_net_xfer *x, const char *why, int budget)
 {
     zf_net_req *r = x->req;
     r->rc = ZF_EIO;
     r->status = x->status;
+    const char *whose = x->by_request ? "the request's time budget was spent" : "time budget spent";
+    char spent[48] = "";
+    if (budget)
+        snprintf(spent, sizeof spent, " (%s)", whose);
     if (r->err && r->errcap) {
-        if (!r->attempts)
+        if (!r->attempts && x->by_request)
+            snprintf(r->err, r->errcap, "%s before an attempt could start", whose);
+        else if (!r->attempts)
             snprintf(r->err, r->errcap, "no connection free within the %u ms budget",
                      net->o.budget_ms);
         else
             snprintf(r->err, r->errcap, "%s after %u attempt%s%s", why, r->attempts,
-                     r->attempts == 1 ? "" : "s", budget ? " (time budget spent)" : "");
+                     r->attempts == 1 ? "" : "s", spent);
     }
     finish(net, x);
 }
@@ -281,11 +287,15 @@ static void attempt_done(zf_net *net, slot *s, CURLcode code)
         finish(net, x);
         return;
     }
+    int64_t now = now_ms();
+    if (now >= x->deadline) { /* cut at the deadline, or ended just then */
+        give_up(net, x, why, 1);
+        return;
+    }
     if (x->req->attempts >= net->o.retries) {
         give_up(net, x, why, 0);
         return;
     }
-    int64_t now = now_ms();
     x->due = now + backoff(net, x, x->req->attempts);
     if (x->due >= x->deadline) {
         give_up(net, x, why, 1);
@@ -305,10 +315,40 @@ static slot *free_slot(zf_net *net)
     return NULL;
 }
 
+/* fail the queued requests whose deadline has come, wherever they wait in
+ * the queue (deadlines differ: each caller's request deadline); *wake gets
+ * the earliest deadline of those left */
+static void expire_queued(zf_net *net, int64_t now, int64_t *wake)
+{
+    zf_net_xfer *expired = NULL;
+    pthread_mutex_lock(&net->mu);
+    net->qtail = NULL;
+    for (zf_net_xfer **pp = &net->qhead; *pp;) {
+        zf_net_xfer *x = *pp;
+        if (x->deadline <= now) {
+            *pp = x->next;
+            x->next = expired;
+            expired = x;
+            continue;
+        }
+        if (x->deadline < *wake)
+            *wake = x->deadline;
+        net->qtail = x;
+        pp = &x->next;
+    }
+    pthread_mutex_unlock(&net->mu);
+    while (expired) {
+        zf_net_xfer *x = expired;
+        expired = x->next;
+        give_up(net, x, "timed out", 1);
+    }
+}
+
 /* start retries that are due, then queued requests, while slots are free;
  * fail those whose budget ran out; *wake gets the next time to look again */
 static void schedule(zf_net *net, int64_t now, int64_t *wake)
 {
+    expire_queued(net, now, wake);
     for (zf_net_xfer **pp = &net->waiting; *pp;) {
         zf_net_xfer *x = *pp;
         slot *s = x->due <= now ? free_slot(net) : NULL;
@@ -329,13 +369,11 @@ static void schedule(zf_net *net, int64_t now, int64_t *wake)
         pthread_mutex_lock(&net->mu);
         zf_net_xfer *x = net->qhead;
         slot *s = x ? free_slot(net) : NULL;
-        if (x && (s || x->deadline <= now)) {
+        if (x && (s || x->deadline <= now)) { /* (queued since expire_queued looked) */
             net->qhead = x->next;
             if (!net->qhead)
                 net->qtail = NULL;
         } else {
-            if (x && x->deadline < *wake)
-                *wake = x->deadline;
             x = NULL;
         }
         pthread_mutex_unlock(&net->mu);
@@ -544,12 +582,16 @@ int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
     }
     zf_net_batch b = {.left = 0};
     pthread_cond_init(&b.cv, NULL);
-    int64_t deadline = now_ms() + net->o.budget_ms;
+    uint64_t own = (uint64_t)now_ms() + net->o.budget_ms;
+    uint64_t bound = zf_deadline_bound(own); /* the thread's request deadline, when earlier */
+    int64_t deadline = (int64_t)bound;
+    int by_request = bound < own;
     zf_net_xfer *head = NULL, *last = NULL;
     for (size_t i = 0; i < n; i++) {
         if (prepare(&reqs[i]) != ZF_OK)
             continue;
-        xs[i] = (zf_net_xfer){.req = &reqs[i], .batch = &b, .deadline = deadline};
+        xs[i] = (zf_net_xfer){.req = &reqs[i], .batch = &b, .deadline = deadline,
+                              .by_request = by_request};
         if (last)
             last->next = &xs[i];
         else
@@ -585,6 +627,11 @@ int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
         if (reqs[i].rc != ZF_OK)
             return reqs[i].rc;
     return ZF_OK;
+}
+
+unsigned zf_net_budget_ms(const zf_net *net)
+{
+    return net->o.budget_ms;
 }
 
 unsigned zf_net_connections(const zf_net *net)

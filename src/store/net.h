@@ -15,8 +15,12 @@
  *     100 ms * 2^(k-1))] after the k-th attempt (full jitter), or the
  *     server's Retry-After when larger, but never more than 5 s;
  *   - a request makes at most `retries` attempts in all, and no attempt
- *     outlives the request's deadline: zf_net_run's call + B.  So
- *         zf_net_run returns within B (plus a few ms) of its call,
+ *     outlives the request's deadline: zf_net_run's call + B, or the calling
+ *     thread's request deadline (base/deadline.h) when that is earlier; no
+ *     attempt starts and no back-off sleeps past it, and an attempt in
+ *     flight is cut at it.  So
+ *         zf_net_run returns within min(B, the thread's deadline - now)
+ *         (plus a few ms) of its call,
  *     whatever the servers do, queueing behind other requests included.
  *     Defaults: connections 16, retries 8, T 10 s, C = T, B = 6 T (60 s).
  *
@@ -80,7 +84,9 @@ typedef struct zf_net_opts {
  *   ZF_EIO        any other status (403, 401, 400, 3xx not followed...), TLS
  *                 or name failures, retries exhausted or budget spent; err
  *                 says which: "HTTP 503 after 8 attempts", "timed out after 8
- *                 attempts", "HTTP 403", "connection refused after 3 attempts"
+ *                 attempts", "HTTP 403", "connection refused after 3 attempts",
+ *                 "timed out after 2 attempts (the request's time budget was
+ *                 spent)" when the thread's request deadline cut it short
  *   ZF_ENOMEM     the grow buffer could not be enlarged
  * err never holds the URL, headers or credentials: callers add the key. */
 typedef struct zf_net_req {
@@ -135,6 +141,9 @@ void zf_net_close(zf_net *net);
  * finished; each request's rc tells its result.  Returns ZF_OK if all
  * succeeded, else the rc of the first request (by index) that failed. */
 int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n);
+
+/* The engine's budget B per zf_net_run call, in ms (defaults applied). */
+unsigned zf_net_budget_ms(const zf_net *net);
 
 /* Transfers the engine runs at once (its connections option, defaults applied). */
 unsigned zf_net_connections(const zf_net *net);

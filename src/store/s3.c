@@ -90,7 +90,7 @@ static int s3_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
     return rc;
 }
 
-static int s3_stamp(const zf_store *s, const char *key, zf_stamp *st)
+static int s3_stamp(const zf_store *s, const char *key, zf_stamp *st, char *err, size_t errcap)
 {
     const s3 *x = impl(s);
     *st = (zf_stamp){0};
@@ -101,15 +101,18 @@ static int s3_stamp(const zf_store *s, const char *key, zf_stamp *st)
     prep p;
     int rc = zf_s3i_prep(x, "HEAD", key, NULL, 0, &p);
     if (rc != ZF_OK)
-        return rc;
-    zf_net_req r = {.url = p.url, .headers = p.hdrs, .head = 1};
+        return ERR(rc, "cannot sign the request");
+    zf_net_req r = {.url = p.url, .headers = p.hdrs, .head = 1, .err = err, .errcap = errcap};
     zf_net_run(x->net, &r, 1);
     zf_s3i_prep_free(&p);
     if (r.rc == ZF_OK)
         zf_s3i_file_stamp(st, r.size, r.last_modified_ns, r.etag);
-    else if (r.rc == ZF_ENOTFOUND)
-        return zf_s3i_dir_stamp(x, key, st);
-    return r.rc;
+    if (r.rc != ZF_ENOTFOUND)
+        return r.rc;
+    rc = zf_s3i_dir_stamp(x, key, st, err, errcap);
+    if (rc == ZF_OK && err && errcap)
+        *err = '\0'; /* a prefix: the HEAD's 404 was no error */
+    return rc;
 }
 
 /* ---- open and close ------------------------------------------------------ */
@@ -273,6 +276,7 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
         return rc;
     }
     s->parallel = zf_net_connections(x->net);
+    s->budget_ms = zf_net_budget_ms(x->net);
     s->remote = 1;
     *out = s;
     return ZF_OK;

@@ -79,7 +79,8 @@ int zf_s3i_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_
                 void *ctx);
 
 /* Stamp of a key that is no object: a DIR if any key lies under key "/",
- * else ZF_ENOTFOUND (also when the store cannot be listed). */
-int zf_s3i_dir_stamp(const s3 *x, const char *key, zf_stamp *st);
+ * else ZF_ENOTFOUND (also when the store cannot be listed); the reason of
+ * another error in err. */
+int zf_s3i_dir_stamp(const s3 *x, const char *key, zf_stamp *st, char *err, size_t errcap);
 
 #endif

@@ -114,7 +114,7 @@ int zf_s3i_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_
     return rc;
 }
 
-int zf_s3i_dir_stamp(const s3 *x, const char *key, zf_stamp *st)
+int zf_s3i_dir_stamp(const s3 *x, const char *key, zf_stamp *st, char *err, size_t errcap)
 {
     if (!x->can_list)
         return ZF_ENOTFOUND;
@@ -123,7 +123,7 @@ int zf_s3i_dir_stamp(const s3 *x, const char *key, zf_stamp *st)
         return ZF_ENOMEM;
     zf_store_buf buf = {0};
     zf_s3list_page pg;
-    int rc = zf_s3i_list_page(x, full, NULL, 1, &buf, &pg, NULL, 0, NULL);
+    int rc = zf_s3i_list_page(x, full, NULL, 1, &buf, &pg, err, errcap, NULL);
     if (rc == ZF_OK && !pg.n)
         rc = ZF_ENOTFOUND;
     if (rc == ZF_OK)

@@ -55,10 +55,17 @@ int zf_store_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
     return s->ops->read_many(s, reqs, n);
 }
 
-int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st)
+int zf_store_stamp_why(const zf_store *s, const char *key, zf_stamp *st, char *err,
+                       size_t errcap)
 {
     memset(st, 0, sizeof *st);
-    return s->ops->stamp(s, key, st);
+    clear_err(err, errcap);
+    return s->ops->stamp(s, key, st, err, errcap);
+}
+
+int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st)
+{
+    return zf_store_stamp_why(s, key, st, NULL, 0);
 }
 
 int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,

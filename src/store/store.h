@@ -106,8 +106,8 @@ typedef struct zf_store_ops {
                 zf_stamp *st, char *err, size_t errcap);
     /* every request's range into its buffer; may run them in any order or at once */
     int (*read_many)(const zf_store *s, zf_store_req *reqs, size_t n);
-    /* stamp of key now */
-    int (*stamp)(const zf_store *s, const char *key, zf_stamp *st);
+    /* stamp of key now (a remote store: from a HEAD, never a GET) */
+    int (*stamp)(const zf_store *s, const char *key, zf_stamp *st, char *err, size_t errcap);
     /* entries directly under prefix, with their stamps (or kinds: flags) */
     int (*list)(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
                 void *ctx);
@@ -124,6 +124,9 @@ struct zf_store {
     int remote;         /* 1 for a network store: every request costs a round trip;
                          * stamps carry no dev/ino/ctime (size, mtime = Last-Modified,
                          * tag = digest of the ETag); list may return ZF_EUNSUPPORTED */
+    unsigned budget_ms; /* a remote store: the time one call may take with all its
+                         * retries (store/net.h's B), what a front end gives a whole
+                         * request (base/deadline.h); 0: no bound (a local store) */
 };
 
 /* Open the local directory at path as a store; *out owns it (zf_store_close).
@@ -156,7 +159,13 @@ int zf_store_read_range(const zf_store *s, const char *key, uint64_t off, size_t
 int zf_store_read_many(const zf_store *s, zf_store_req *reqs, size_t n);
 
 /* Stamp of key now: ZF_OK for anything that exists (st->kind says what),
- * ZF_ENOTFOUND (st all zero: ZF_STORE_ABSENT) if it does not. */
+ * ZF_ENOTFOUND (st all zero: ZF_STORE_ABSENT) if it does not; on another
+ * error the reason is in err, as for zf_store_read ("HTTP 503 after 8
+ * attempts", "timed out after 2 attempts (time budget spent)"). */
+int zf_store_stamp_why(const zf_store *s, const char *key, zf_stamp *st, char *err,
+                       size_t errcap);
+
+/* zf_store_stamp_why without the reason (callers that do not report it). */
 int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st);
 
 /* Call fn for each entry directly under prefix ("" for the root; "." and

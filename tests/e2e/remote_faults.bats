@@ -233,6 +233,20 @@ px_curl() {
     alive
 }
 
+@test "faults: 503 for good on a sharded array read by ranges (small cache): the log line gives the shard's HEAD reason, not a bare input/output error" {
+    proxy '{"fault": "status", "status": 503, "match": "/v3_shard_inner_gzip/c/"}'
+    # a small cache: no whole-shard reads; a shard's size and version come from a HEAD (its stamp)
+    mount_both g3c.zarr -o cache_size=1M
+    RF_OK=0 RF_EIO=0
+    read_checked v3_shard_inner_gzip.txt
+    ((RF_EIO == 1)) || fail "the read succeeded although every shard answers 503"
+    grep -q 'HEAD [^ ]*v3_shard_inner_gzip/c/' "$PROXY_LOG" || fail "no HEAD of a shard: $(grep -m 3 v3_shard_inner_gzip/c/ "$PROXY_LOG")"
+    local lines
+    lines=$(grep 'v3_shard_inner_gzip/c/' "$ZF_LOG") || fail "no log line names a shard: $(tail -n 5 "$ZF_LOG")"
+    grep -vE 'HTTP 503 after [0-9]+ attempts' <<<"$lines" && fail "a log line lost the reason (above)"
+    alive
+}
+
 @test "faults: 503 for good after a first mount persisted the sizes: EIO, and the log line says HTTP 503" {
     proxy
     mount_both g3c.zarr
@@ -321,4 +335,63 @@ px_curl() {
     done
     echo "# $total_ok exact reads, $total_eio EIO" >&3
     ((total_ok > 0)) || fail "nothing was read"
+}
+
+# slow_store NAME N: a root array of N values in one-value chunks (no
+# compression) under RM_STORES: a read of a few KiB of its text needs
+# hundreds of chunks, one request each.
+slow_store() {
+    "$ZF_PYTHON" - "$RM_STORES/$1" "$2" <<'PY' || fail "cannot write $1"
+import sys, warnings
+import numpy as np, zarr
+warnings.filterwarnings("ignore")
+n = int(sys.argv[2])
+a = zarr.create_array(sys.argv[1], shape=(n,), chunks=(1,), dtype="m8[s]", compressors=None,
+                      fill_value=np.timedelta64(0, "s"), dimension_names=["step"], overwrite=True)
+a[...] = np.arange(n, dtype="i8").astype("m8[s]") * 3600
+PY
+}
+
+@test "faults: a read that needs many chunks from a slow server fails with EIO within one retry budget (6 x timeout_ms = 6 s), not one per chunk; one log line names the key and the spent budget" {
+    slow_store slow.zarr 600
+    proxy
+    local opts=retries=4,timeout_ms=1000 f
+    # the first mount sizes the array and persists the sizes; the second sizes
+    # it from them, so its chunks are fetched by the read below, not before
+    zf_mount "$PROXY_URL/bucket/slow.zarr" -o "$opts"
+    f=$(cd "$ZF_MNT" && ls *.txt) || fail "no .txt: $(ls "$ZF_MNT")"
+    zf_t stat "$ZF_MNT/$f" >/dev/null || fail "stat: $(tail -n 5 "$ZF_LOG")"
+    zf_unmount
+    zf_mount "$PROXY_URL/bucket/slow.zarr" -o "$opts"
+    zf_t stat "$ZF_MNT/$f" >/dev/null || fail "stat after remount: $(tail -n 5 "$ZF_LOG")"
+    # each chunk now takes 0.7 s: below the 1 s without progress that fails an
+    # attempt, so each store call succeeds well within its own budget
+    net_proxy_set "{\"latency_ms\": 700, \"match\": \"$CHUNKS\"}"
+    local before t0 ms rc=0 err=$BATS_TEST_TMPDIR/dd.err
+    before=$(wc -l <"$PROXY_LOG")
+    t0=$(date +%s%N)
+    # one read request of 8 KiB (O_DIRECT: no read-ahead), some 500 chunks
+    timeout -k 5 60 dd if="$ZF_MNT/$f" of=/dev/null bs=8192 count=1 iflag=direct 2>"$err" || rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    echo "# the read failed after $ms ms (rc $rc)" >&3
+    ((rc != 124 && rc != 137)) || fail "the read hung"
+    ((rc != 0)) || fail "the read succeeded: $(tail -n 3 "$ZF_LOG")"
+    grep -q 'Input/output error' "$err" || fail "not EIO: $(cat "$err")"
+    ((ms >= 5000)) || fail "failed after $ms ms, before the budget was spent: $(tail -n 3 "$ZF_LOG")"
+    ((ms <= 6000 + 2000)) || fail "took $ms ms: more than the 6 s budget and 2 s slack"
+    local chunks
+    chunks=$(tail -n +"$((before + 1))" "$PROXY_LOG" | grep -cvE "$RM_META_RE" || true)
+    ((chunks >= 3)) || fail "the read asked for $chunks chunks: several calls were not needed"
+    local lines
+    lines=$(grep "request's time budget was spent" "$ZF_LOG") || fail "no log line says the budget was spent: $(tail -n 5 "$ZF_LOG")"
+    echo "# $lines" >&3
+    (($(wc -l <<<"$lines") == 1)) || fail "more than one line: $lines"
+    grep -qE 'slow\.zarr/c/[0-9]+: ' <<<"$lines" || fail "the line names no chunk key: $lines"
+    alive
+    # the server is fast again: the same mount reads the file exactly
+    net_proxy_set '{}'
+    local remote=$ZF_MNT
+    rm_mount_local slow.zarr
+    timeout -k 5 60 cat "$remote/$f" >"$BATS_TEST_TMPDIR/slow.txt" || fail "the read after the latency failed"
+    cmp -s "$RM_LOCAL/$f" "$BATS_TEST_TMPDIR/slow.txt" || fail "WRONG BYTES after the latency"
 }

@@ -5,7 +5,8 @@
  * the byte bound holds (held entries may exceed it until put), errors are not
  * cached, concurrent misses of one key load once, a load decodes into the
  * buffer of the entry it evicts, the pool (loaders' scratch) keeps no more
- * than its limit, and prefetched chunks are found by later gets.  Run from
+ * than its limit, prefetched chunks are found by later gets, and a caller
+ * with a request deadline stops waiting for another's load at it.  Run from
  * tests/. */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 
 #include "chunk/cache.h"
+#include "base/deadline.h"
 #include "base/err.h"
 #include "chunk/pool.h"
 
@@ -29,6 +31,7 @@ typedef struct source {
     uint64_t n, bad;
     int loads, reused;
     int64_t delay_ms;
+    int late_once;   /* the next load fails as a spent request deadline would */
     pthread_mutex_t mu;
 } source;
 
@@ -37,9 +40,13 @@ static int load(void *ctx, uint64_t index, void *buf, zf_chunk *out)
     source *s = ctx;
     pthread_mutex_lock(&s->mu);
     s->loads++;
+    int late = s->late_once;
+    s->late_once = 0;
     pthread_mutex_unlock(&s->mu);
     if (s->delay_ms)
         nanosleep(&(struct timespec){0, s->delay_ms * 1000000}, NULL);
+    if (late)
+        return ZF_ETIMEDOUT;
     if (index == s->bad)
         return ZF_ECORRUPT;
     int64_t *v = buf;
@@ -213,6 +220,75 @@ static void test_single_flight(void)
     pthread_mutex_destroy(&s.mu);
 }
 
+/* loads started so far (under s->mu) */
+static int loads_of(source *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int n = s->loads;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+/* a caller whose request deadline comes while another thread loads its
+ * chunk stops waiting then (ZF_ETIMEDOUT, no chunk); the load goes on, its
+ * own caller gets the chunk, and later callers find it loaded; a load that
+ * its caller's deadline cut short is loaded again by a waiter */
+static void test_deadline(void)
+{
+    zf_cache *c = zf_cache_new(16 * MIB);
+    source s;
+    source_init(&s, c, 4096);
+    s.delay_ms = 600;
+    racer slow = {c, &s, 7, 0, 0, NULL};
+    pthread_t t;
+    int started = pthread_create(&t, NULL, race, &slow) == 0;
+    CHECK(started, "the loading thread starts");
+    for (int i = 0; i < 500 && loads_of(&s) == 0; i++)
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
+    CHECK(loads_of(&s) == 1, "the load runs");
+    zf_chunk *ch = NULL;
+    uint64_t t0 = zf_deadline_now_ms();
+    zf_deadline_set(t0 + 100);
+    int rc = zf_cache_get(c, 1, 7, BYTES(&s), load, &s, &ch);
+    uint64_t took = zf_deadline_now_ms() - t0;
+    zf_deadline_clear();
+    CHECK(rc == ZF_ETIMEDOUT && !ch, "the waiter gives up at its deadline: rc %d", rc);
+    CHECK(took >= 100 && took < 450, "within the deadline plus slack, before the load ends (%llu ms)",
+          (unsigned long long)took);
+    if (started)
+        pthread_join(t, NULL);
+    CHECK(slow.rc == ZF_OK && slow.ok, "the load went on for its own caller");
+    CHECK(zf_cache_get(c, 1, 7, BYTES(&s), load, &s, &ch) == ZF_OK && chunk_ok(ch, 7, 4096),
+          "a later get finds it");
+    zf_cache_put(c, ch);
+    CHECK(loads_of(&s) == 1, "loaded once: %d", loads_of(&s));
+    zf_deadline_set(zf_deadline_now_ms() - 1); /* spent, but a hit needs no wait */
+    CHECK(zf_cache_get(c, 1, 7, BYTES(&s), load, &s, &ch) == ZF_OK, "a hit with a spent deadline");
+    zf_deadline_clear();
+    zf_cache_put(c, ch);
+
+    /* a load cut short by its own caller's deadline: that caller gets
+     * ZF_ETIMEDOUT, a waiter with time left loads it again and gets it */
+    s.delay_ms = 300;
+    s.late_once = 1;
+    int before = loads_of(&s);
+    racer cut = {c, &s, 8, 0, 0, NULL};
+    started = pthread_create(&t, NULL, race, &cut) == 0;
+    CHECK(started, "the cut loader starts");
+    for (int i = 0; i < 500 && loads_of(&s) == before; i++)
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
+    ch = NULL;
+    rc = zf_cache_get(c, 1, 8, BYTES(&s), load, &s, &ch); /* no deadline here */
+    if (started)
+        pthread_join(t, NULL);
+    CHECK(cut.rc == ZF_ETIMEDOUT, "the cut load's own caller: rc %d", cut.rc);
+    CHECK(rc == ZF_OK && chunk_ok(ch, 8, 4096), "the waiter loaded it again: rc %d", rc);
+    CHECK(loads_of(&s) == before + 2, "two loads: %d", loads_of(&s) - before);
+    zf_cache_put(c, ch);
+    zf_cache_free(c);
+    pthread_mutex_destroy(&s.mu);
+}
+
 /* a prefetched chunk is found without another load */
 static void test_prefetch(void)
 {
@@ -276,6 +352,7 @@ int main(void)
     test_hits_and_errors();
     test_bound_and_reuse();
     test_single_flight();
+    test_deadline();
     test_prefetch();
     test_pool();
     return check_summary("test_cache");

@@ -75,6 +75,16 @@ static void test_reads(void)
     t = tag_of("\"s777\"");
     CHECK(h.tag.a == t.a && h.tag.b == t.b && h.mtime > 0, "stamp tag");
     CHECK(zf_store_stamp(s, "nothing", &h) == ZF_ENOTFOUND && h.kind == ZF_STORE_ABSENT, "stamp 404");
+    CHECK(zf_store_stamp_why(s, "data/777", &h, err, sizeof err) == ZF_OK && !*err, "stamp_why: %s", err);
+    zf_store_opts o2 = {.retries = 2};
+    zf_store *s2 = open_ok(base, &o2);
+    if (s2) { /* a failed stamp says why, as a failed read does */
+        CHECK(zf_store_stamp_why(s2, "fail/stamp/100/503/10", &h, err, sizeof err) == ZF_EIO &&
+                  h.kind == ZF_STORE_ABSENT, "stamp 503");
+        CHECK(!strcmp(err, "HTTP 503 after 2 attempts"), "stamp reason: %s", err);
+        CHECK(zf_store_stamp_why(s2, "fail/stamp403/100/403/10", &h, NULL, 0) == ZF_EIO, "no reason buffer");
+        zf_store_close(s2);
+    }
     CHECK(zf_store_list(s, "", 0, NULL, NULL) == ZF_EUNSUPPORTED, "list");
 
     /* many ranges at once: one empty, one absent */

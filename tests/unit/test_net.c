@@ -2,7 +2,9 @@
  * loopback: ranges, whole objects, HEAD, 404, retries that succeed after
  * 503s, 429 with Retry-After, cut and reset connections, stalls and budgets
  * (bounded in time), bodies larger or shorter than allowed, a server that
- * ignores Range, redirects, refused connections, and many threads at once. */
+ * ignores Range, redirects, refused connections, many threads at once, and
+ * the calling thread's request deadline (base/deadline.h) over several
+ * calls, in flight and in the queue. */
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "check.h"
 #include "net_server.h"
@@ -214,6 +217,86 @@ static void test_budget(void)
     zf_net_close(net);
 }
 
+/* a stalled request of its own budget, on another thread (no deadline there) */
+typedef struct staller {
+    zf_net *net;
+    const char *url;
+    uint8_t buf[100];
+    zf_net_req r;
+} staller;
+
+static void *stall_alone(void *arg)
+{
+    staller *s = arg;
+    s->r = (zf_net_req){.url = s->url, .len = 100, .buf = s->buf, .cap = 100};
+    zf_net_run(s->net, &s->r, 1);
+    return NULL;
+}
+
+/* 1 once net has made more than `before` attempts, within 5 s */
+static int wait_attempt(zf_net *net, uint64_t before)
+{
+    zf_net_stats st = {0};
+    for (int i = 0; i < 500 && st.attempts <= before; i++) {
+        zf_net_get_stats(net, &st);
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    return st.attempts > before;
+}
+
+/* the thread's request deadline bounds every call it makes, before the
+ * engine's own budget (20 s here): an attempt in flight is cut at it, the
+ * next call fails at once without an attempt, a request queued behind
+ * another thread's (which has no deadline) fails at it, and the reasons say
+ * that the request's budget was spent */
+static void test_request_deadline(void)
+{
+    zf_net *net;
+    char err[200], u[256];
+    zf_net_opts o = {.connections = 1, .retries = 2, .timeout_ms = 1000, .budget_ms = 20000};
+    CHECK(zf_net_open(&o, &net, err, sizeof err) == ZF_OK, "open: %s", err);
+    uint8_t buf[100];
+    url(u, sizeof u, "/stall/100");
+    zf_net_req r = {.url = u, .len = 100, .buf = buf, .cap = 100, .err = err, .errcap = sizeof err};
+    zf_deadline_set(zf_deadline_after(1500));
+    double t0 = now_s();
+    CHECK(zf_net_run(net, &r, 1) == ZF_EIO, "stall under a 1.5 s deadline");
+    double first = now_s() - t0;
+    CHECK(first >= 1.4 && first < 2.2, "cut at the deadline: %.2f s", first);
+    CHECK(strstr(err, "(the request's time budget was spent)") && r.attempts >= 1,
+          "reason: %s (%u attempts)", err, r.attempts);
+    CHECK(zf_net_run(net, &r, 1) == ZF_EIO && r.attempts == 0, "a second call: no attempt");
+    CHECK(!strcmp(err, "the request's time budget was spent before an attempt could start"),
+          "second reason: %s", err);
+    double both = now_s() - t0;
+    CHECK(both < 2.4, "two calls within one budget: %.2f s", both);
+    zf_deadline_clear();
+
+    /* queued behind another thread's stalled request on the only connection */
+    staller st = {.net = net, .url = u};
+    zf_net_stats before;
+    zf_net_get_stats(net, &before);
+    pthread_t t;
+    int started = pthread_create(&t, NULL, stall_alone, &st) == 0;
+    CHECK(started && wait_attempt(net, before.attempts), "the other thread's request runs");
+    char ok_url[256];
+    url(ok_url, sizeof ok_url, "/data/100");
+    r = (zf_net_req){.url = ok_url, .len = 100, .buf = buf, .cap = 100, .err = err,
+                     .errcap = sizeof err};
+    zf_deadline_set(zf_deadline_after(400));
+    t0 = now_s();
+    CHECK(zf_net_run(net, &r, 1) == ZF_EIO && r.attempts == 0, "queued: EIO (%s)", err);
+    double queued = now_s() - t0;
+    zf_deadline_clear();
+    CHECK(queued >= 0.35 && queued < 1.0, "queued request failed at its deadline: %.2f s", queued);
+    CHECK(strstr(err, "request's time budget was spent"), "queued reason: %s", err);
+    if (started)
+        pthread_join(t, NULL); /* its own budget: both attempts, of 1 s or so each */
+    CHECK(st.r.rc == ZF_EIO && st.r.attempts == 2, "the other request kept its own budget: %u attempts",
+          st.r.attempts);
+    zf_net_close(net);
+}
+
 /* many threads at once through few connections */
 typedef struct worker {
     zf_net *net;
@@ -294,6 +377,7 @@ int main(void)
     test_retries(net);
     zf_net_close(net);
     test_budget();
+    test_request_deadline();
     test_threads();
     zf_net_opts bad = {.cafile = "/nonexistent/ca.pem"};
     CHECK(zf_net_open(&bad, &net, err, sizeof err) == ZF_EINVAL && strstr(err, "cafile"), "cafile: %s", err);

@@ -104,12 +104,12 @@ static int fake_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
     return rc;
 }
 
-static int fake_stamp(const zf_store *s, const char *key, zf_stamp *st)
+static int fake_stamp(const zf_store *s, const char *key, zf_stamp *st, char *err, size_t errcap)
 {
     fake *f = F(s);
     atomic_fetch_add(&f->stamps, 1);
     request_begin(f);
-    int rc = zf_store_stamp(f->inner, key, st);
+    int rc = zf_store_stamp_why(f->inner, key, st, err, errcap);
     remote_stamp(st);
     request_end(f);
     return rc;
