@@ -46,19 +46,22 @@ static zf_i128 split_days(const zf_pdcsv *c, int64_t v, int64_t *rem)
     return q;
 }
 
+/* the ZF_PD_* parts of rem ns into a day */
+static unsigned rem_parts(int64_t r)
+{
+    if (r == 0)
+        return 0;
+    return ZF_PD_SUBDAY | (r % NS_PER_S ? ZF_PD_SUBSEC : 0) | (r % 1000000 ? ZF_PD_SUBMS : 0) |
+           (r % 1000 ? ZF_PD_SUBUS : 0);
+}
+
 unsigned zf_pdcsv_parts(const zf_pdcsv *c, int64_t v)
 {
     if (v == ZF_NAT)
         return 0;
     int64_t r;
-    split_days(c, v, &r); /* r: ns into the day */
-    if (r == 0)
-        return 0;
-    unsigned p = ZF_PD_SUBDAY;
-    p |= r % NS_PER_S ? ZF_PD_SUBSEC : 0;
-    p |= r % 1000000 ? ZF_PD_SUBMS : 0;
-    p |= r % 1000 ? ZF_PD_SUBUS : 0;
-    return p;
+    split_days(c, v, &r);
+    return rem_parts(r);
 }
 
 unsigned zf_pdcsv_parts_of(const zf_pdcsv *c, const int64_t *v, size_t n)
@@ -137,12 +140,41 @@ size_t zf_pdcsv_text(const zf_pdcsv *c, zf_pdmode mode, int64_t v, char *out)
     return (size_t)(p - out);
 }
 
+/* the base length of a value `days` whole days (and rem ns) from zero */
+static size_t days_len(const zf_pdcsv *c, zf_i128 days)
+{
+    if (c->values == ZF_VALUES_DURATION) { /* "-N days" */
+        zf_u128 mag = days < 0 ? -(zf_u128)days : (zf_u128)days;
+        return (mag >> 63 ? zf_ndig128(mag) : zf_ndig64((uint64_t)mag)) + 5 + (days < 0);
+    }
+    if (days >= -719162 && days < 2932897) /* years 0001..9999: "YYYY-MM-DD" */
+        return 10;
+    char tmp[64];
+    return (size_t)(put_days(c, days, tmp) - tmp);
+}
+
+void zf_pdcsv_measure(const zf_pdcsv *c, const int64_t *v, size_t n, zf_pdsum *s)
+{
+    uint64_t base = 0, nn = 0, neg = 0;
+    unsigned parts = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] == ZF_NAT)
+            continue;
+        int64_t r;
+        zf_i128 days = split_days(c, v[i], &r);
+        base += days_len(c, days);
+        nn++;
+        neg += v[i] < 0;
+        parts |= rem_parts(r);
+    }
+    s->base += base;
+    s->nn += nn;
+    s->neg += c->values == ZF_VALUES_DURATION ? neg : 0;
+    s->parts |= parts;
+}
+
 size_t zf_pdcsv_base_len(const zf_pdcsv *c, int64_t v)
 {
     int64_t r;
-    zf_i128 days = split_days(c, v, &r);
-    if (c->values == ZF_VALUES_DURATION) /* "-N days" */
-        return zf_ndig128(days < 0 ? -(zf_u128)days : (zf_u128)days) + 5 + (days < 0);
-    char tmp[64];
-    return (size_t)(put_days(c, days, tmp) - tmp);
+    return days_len(c, split_days(c, v, &r));
 }

@@ -63,6 +63,17 @@ size_t zf_pdcsv_text(const zf_pdcsv *c, zf_pdmode mode, int64_t v, char *out);
  * 1 for a negative duration outside ZF_PD_DAYS (its "+": "-1 days +23:00:00"). */
 size_t zf_pdcsv_base_len(const zf_pdcsv *c, int64_t v);
 
+/* What a run of values adds up to, for any format chosen later. */
+typedef struct zf_pdsum {
+    uint64_t base;  /* zf_pdcsv_base_len of the non-NaT values */
+    uint64_t nn;    /* non-NaT values */
+    uint64_t neg;   /* negative durations */
+    unsigned parts; /* ZF_PD_* parts of any of them */
+} zf_pdsum;
+
+/* Add the n values at v to *s (one pass: each value split once). */
+void zf_pdcsv_measure(const zf_pdcsv *c, const int64_t *v, size_t n, zf_pdsum *s);
+
 /* What mode adds to every non-NaT value's base length. */
 size_t zf_pdcsv_extra(zf_pdmode mode);
 

@@ -269,30 +269,32 @@ static void measure_labelled(zf_layout *l, const int64_t *vals, int64_t v, uint6
 {
     uint64_t c[ZF_MAX_DIMS];
     memcpy(c, c0, l->ndim * sizeof *c);
-    int dur = l->pd.values == ZF_VALUES_DURATION;
     while (n) {
         uint64_t b = g / l->block, k = (b + 1) * l->block - g;
         if (k > n)
             k = n;
-        uint64_t t, base = 0, nn = 0, neg = 0;
-        unsigned parts = 0;
+        uint64_t t;
+        zf_pdsum ps = {0, 0, 0, 0};
         if (vals) {
             t = zf_text_len_sum(l->text, vals, (size_t)k) + k;
-            for (uint64_t j = 0; j < k; j++) {
-                int64_t x = vals[j];
-                int nat = x == ZF_NAT;
-                base += nat ? l->csvtext->nat_len : zf_pdcsv_base_len(&l->pd, x);
-                nn += !nat;
-                neg += dur && x < 0 && !nat;
-            }
-            parts = zf_pdcsv_parts_of(&l->pd, vals, (size_t)k);
+            if (l->pdvals)
+                zf_pdcsv_measure(&l->pd, vals, (size_t)k, &ps);
+            else /* another format: each value's own text */
+                ps.base = zf_text_len_sum(l->csvtext, vals, (size_t)k);
+            if (l->pdvals)
+                ps.base += (k - ps.nn) * l->csvtext->nat_len;
         } else {
             t = k * (zf_text_len(l->text, v) + 1);
-            base = k * (v == ZF_NAT ? l->csvtext->nat_len : zf_pdcsv_base_len(&l->pd, v));
-            nn = v == ZF_NAT ? 0 : k;
-            neg = dur && v < 0 && v != ZF_NAT ? k : 0;
-            parts = zf_pdcsv_parts(&l->pd, v);
+            if (l->pdvals) {
+                zf_pdcsv_measure(&l->pd, &v, 1, &ps);
+                ps = (zf_pdsum){ps.base * k + (v == ZF_NAT ? k * l->csvtext->nat_len : 0),
+                                ps.nn * k, ps.neg * k, ps.parts};
+            } else {
+                ps.base = k * zf_text_len(l->csvtext, v);
+            }
         }
+        uint64_t base = ps.base, nn = ps.nn, neg = ps.neg;
+        unsigned parts = ps.parts;
         add_block(l, b, t, base + k + labels_len(l, c, k));
         __atomic_fetch_add(&l->bnn[b], nn, __ATOMIC_RELAXED);
         __atomic_fetch_add(&l->bneg[b], neg, __ATOMIC_RELAXED);
@@ -778,7 +780,8 @@ static int setup_labels(zf_layout *l)
 {
     if (!l->srcs || l->lab || l->labels_off)
         return ZF_OK;
-    if (zf_pdcsv_init(&l->pd, l->m->values, l->m->unit, l->m->scale)) {
+    l->pdvals = l->format == ZF_FORMAT_PANDAS; /* else each value's own text in that format */
+    if (l->pdvals && zf_pdcsv_init(&l->pd, l->m->values, l->m->unit, l->m->scale)) {
         zf_log("%s/%s: the values' unit cannot be written as pandas does; the .csv has index "
                "columns", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
         l->labels_off = 1;
@@ -885,7 +888,8 @@ int zf_layout_sized(zf_layout *l)
 static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
 {
     zf_sbuf_add(sb, "csv_labels: ", 12);
-    if (!l->srcs || zf_pdcsv_init(&(zf_pdcsv){0}, l->m->values, l->m->unit, l->m->scale)) {
+    if (!l->srcs || (l->format == ZF_FORMAT_PANDAS &&
+                     zf_pdcsv_init(&(zf_pdcsv){0}, l->m->values, l->m->unit, l->m->scale))) {
         zf_sbuf_add(sb, "index\n", 6);
         return;
     }

@@ -40,7 +40,8 @@ struct zf_layout {
     unsigned nsrcs;
     zf_labels *lab;
     int labels_off;               /* the values cannot be written as pandas does: index columns */
-    zf_pdcsv pd;                  /* the value column, as pandas writes it */
+    int pdvals;                   /* the value column as pandas writes it (-o format=pandas) */
+    zf_pdcsv pd;                  /* ... in the format pandas chooses for its slice */
     uint64_t slice;               /* rows pandas formats at once (one format each) */
     uint64_t *bnn, *bneg;         /* per block: non-NaT values, negative durations */
     uint8_t *bmode;               /* per block: the ZF_PD_* parts of its values, then

@@ -179,8 +179,8 @@ static uint64_t lab_line_len(const zf_layout *l, const labline *ln, int64_t x, z
         const zf_labcol *col = &l->lab->cols[i];
         len += col->text ? col->start[ln->f[i] + 1] - col->start[ln->f[i]] : zf_ndig64(ln->f[i]);
     }
-    if (x == ZF_NAT)
-        return len + l->csvtext->nat_len;
+    if (x == ZF_NAT || !l->pdvals)
+        return len + zf_text_len(l->csvtext, x);
     return len + zf_pdcsv_base_len(&l->pd, x) + zf_pdcsv_extra(mode) +
            (l->pd.values == ZF_VALUES_DURATION && x < 0 && mode != ZF_PD_DAYS);
 }
@@ -199,14 +199,66 @@ static size_t lab_line(const zf_layout *l, const labline *ln, int64_t x, zf_pdmo
         }
         *q++ = ',';
     }
-    if (x == ZF_NAT) {
-        memcpy(q, l->csvtext->nat, l->csvtext->nat_len);
-        q += l->csvtext->nat_len;
-    } else {
+    if (x == ZF_NAT || !l->pdvals)
+        q += zf_text_value(l->csvtext, x, q);
+    else
         q += zf_pdcsv_text(&l->pd, mode, x, q);
-    }
     *q++ = '\n';
     return (size_t)(q - p);
+}
+
+/* can the values of a slice in mode be written by the array's own .csv
+ * formatter (text.h), a batch at a time?  In another format than pandas
+ * always; in pandas' when the slice's format is "to the second": then
+ * str(Timedelta) and str(Timestamp), which it writes, are pandas' column text */
+static int lab_batchable(const zf_layout *l, zf_pdmode mode)
+{
+    return !l->pdvals || mode == ZF_PD_SECS;
+}
+
+/* the labelled lines of the n values at vals (fields from *ln on, advanced)
+ * while they surely fit the request, the values formatted a batch at a
+ * time; returns how many */
+static uint64_t emit_lab_batch(reader *r, const int64_t *vals, uint64_t n, labline *ln)
+{
+    enum { BATCH = 128 };
+    const zf_layout *l = r->l;
+    char text[BATCH * 24 + 2 * (ZF_VALUE_MAX + 1) + 512]; /* room for typical lines */
+    uint64_t done = 0;
+    while (done < n) {
+        size_t want = n - done < BATCH ? (size_t)(n - done) : BATCH;
+        zf_lines w = zf_text_lines(l->csvtext, vals + done, want, text, sizeof text);
+        const char *p = text;
+        for (size_t i = 0; i < w.count; i++, done++, lab_step(l, ln)) {
+            /* a line ends at the first newline, but the NaT text may hold one */
+            const char *nl = vals[done] == ZF_NAT ? p + l->csvtext->nat_len
+                                                  : memchr(p, '\n', (size_t)(text + w.bytes - p));
+            size_t tlen = (size_t)(nl + 1 - p);
+            if (r->end - r->pos < l->line_max)
+                return done;
+            char *q = r->out + r->outn;
+            for (unsigned c = 0; c < l->lab->ncols; c++) {
+                const zf_labcol *col = &l->lab->cols[c];
+                if (col->text) {
+                    uint64_t a = col->start[ln->f[c]], len = col->start[ln->f[c] + 1] - a;
+                    memcpy(q, col->text + a, (size_t)len);
+                    q += len;
+                } else {
+                    q += zf_u64_text(ln->f[c], q);
+                }
+                *q++ = ',';
+            }
+            memcpy(q, p, tlen);
+            size_t len = (size_t)(q + tlen - (r->out + r->outn));
+            r->last.pos = r->pos;
+            r->outn += len;
+            r->pos += len;
+            p = nl + 1;
+        }
+        if (!w.count)
+            break;
+    }
+    return done;
 }
 
 /* emit the lines of a run of n elements from g (coordinates c), values
@@ -220,31 +272,38 @@ static uint64_t emit_labelled(reader *r, const int64_t *vals, int64_t v, uint64_
     labline ln;
     lab_fields(l, c, &ln);
     uint64_t j = 0;
-    for (; j < n && r->pos < r->end; j++, lab_step(l, &ln)) {
-        int64_t x = bad ? ZF_NAT : vals ? vals[j] : v;
+    while (j < n && r->pos < r->end) {
         zf_pdmode mode = (zf_pdmode)l->bmode[(g + j) / l->block];
+        if (!bad && vals && r->pos >= r->want && lab_batchable(l, mode)) {
+            uint64_t in_block = l->block - (g + j) % l->block; /* one format per block */
+            uint64_t k = emit_lab_batch(r, vals + j, n - j < in_block ? n - j : in_block, &ln);
+            j += k;
+            if (k)
+                continue;
+        }
+        int64_t x = bad ? ZF_NAT : vals ? vals[j] : v;
         r->last.pos = r->pos;
         if (!bad && r->pos >= r->want && r->end - r->pos >= l->line_max) {
             size_t len = lab_line(l, &ln, x, mode, r->out + r->outn);
             r->outn += len;
             r->pos += len;
-            continue;
-        }
-        uint64_t len = lab_line_len(l, &ln, x, mode);
-        if (r->pos + len <= r->want) {
+        } else {
+            uint64_t len = lab_line_len(l, &ln, x, mode);
+            if (r->pos + len > r->want) { /* a line the request starts or ends inside */
+                if (bad || (!r->tmp && !(r->tmp = malloc(l->line_max)))) {
+                    *rc = bad ? ZF_ECORRUPT : ZF_ENOMEM;
+                    return j;
+                }
+                lab_line(l, &ln, x, mode, r->tmp);
+                uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
+                uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
+                memcpy(r->out + r->outn, r->tmp + from, (size_t)(to - from));
+                r->outn += (size_t)(to - from);
+            }
             r->pos += len;
-            continue;
         }
-        if (bad || (!r->tmp && !(r->tmp = malloc(l->line_max)))) {
-            *rc = bad ? ZF_ECORRUPT : ZF_ENOMEM;
-            return j;
-        }
-        lab_line(l, &ln, x, mode, r->tmp);
-        uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
-        uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
-        memcpy(r->out + r->outn, r->tmp + from, (size_t)(to - from));
-        r->outn += (size_t)(to - from);
-        r->pos += len;
+        j++;
+        lab_step(l, &ln);
     }
     return j;
 }

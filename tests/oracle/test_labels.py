@@ -307,3 +307,20 @@ def test_one_dimensional_string_index(tmp_path, zf_mount):
     write(ds, store, 3)
     m = zf_mount(store, "-o", "nat=")
     check_bytes(m, "took.csv", oracle_csv(store, "took"), 14)
+
+
+@pytest.mark.parametrize("fmt", ["iso", "numpy", "seconds", "raw"])
+def test_other_formats_keep_the_labels(tmp_path, zf_mount, fmt):
+    """-o format= other than pandas: the same label columns, each value in
+    that format (its .txt line: test_formats.py checks those)"""
+    store = tmp_path / "f.zarr"
+    write(forecast(), store, 3)
+    want = oracle_csv(store, "lead").decode().splitlines()
+    m = zf_mount(store, "-o", f"format={fmt}", "-o", "nat=")
+    got = m.read("lead.csv").decode().splitlines()
+    values = m.read("lead.txt").decode().splitlines()
+    assert got[0] == want[0]
+    assert len(got) == len(want) == len(values) + 1
+    for g, w, v in zip(got[1:], want[1:], values):
+        assert g == w.rsplit(",", 1)[0] + "," + v, (g, w, v)
+    assert m.stat("lead.csv").st_size == len("\n".join(got)) + 1
