@@ -5,6 +5,9 @@
     python bench/peers.py read    STORE ARRAY [R]  zarr read only (median of R runs)
     python bench/peers.py zstd1   STORE ARRAY      decode every chunk once, 1 thread
     python bench/peers.py check   STORE ARRAY TXT  TXT is the array as str(pandas.Timedelta)?
+    python bench/peers.py xcsv    STORE GROUP/VAR ROWS OUT
+                                   xarray open_zarr(group=GROUP, decode_timedelta=True)[VAR]
+                                   .isel(first dim=slice(0, ROWS)).to_dataframe().to_csv(OUT)
 
 STORE is a directory, or for the remote rows (pandas, numpy, read) a URL:
 http(s)://... (zarr-python's fsspec store, HTTPFileSystem over aiohttp) or
@@ -130,12 +133,26 @@ def t_check(store, path, txt):
     return {"ok": ok, "lines": lines, "n": int(v.size), "mismatches": bad[:5]}
 
 
+def t_xcsv(store, path, rows, out):
+    import xarray as xr
+    group, _, var = path.rpartition("/")
+    t0 = time.perf_counter()
+    da = xr.open_zarr(store, group=group or None, decode_timedelta=True)[var]
+    da = da.isel({da.dims[0]: slice(0, int(rows))})
+    t1 = time.perf_counter()
+    da.to_dataframe().to_csv(out)
+    t2 = time.perf_counter()
+    return {"seconds": t2 - t0, "open": t1 - t0, "n": int(da.size),
+            "bytes": os.path.getsize(out) if out != os.devnull else None}
+
+
 def main():
     mode, store, path = sys.argv[1:4]
     extra = sys.argv[4:]
     fn = {"pandas": t_pandas, "numpy": t_numpy, "zstd1": t_zstd1,
           "read": lambda s, p: t_read(s, p, int(extra[0]) if extra else 3),
-          "check": lambda s, p: t_check(s, p, extra[0])}[mode]
+          "check": lambda s, p: t_check(s, p, extra[0]),
+          "xcsv": lambda s, p: t_xcsv(s, p, extra[0], extra[1] if len(extra) > 1 else os.devnull)}[mode]
     print(json.dumps(fn(store, path)))
 
 

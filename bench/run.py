@@ -8,7 +8,8 @@ Everything is configured by environment variables that scripts/bench sets:
     ZF_BENCH_SHM     tmpfs dir for the reference copy of the text (removed at exit)
     ZF_BIN, ZF_MINIFUSE  the two daemons
     ZF_BENCH_REPORT  where the Markdown report is written (besides stdout)
-    ZF_BENCH_ROWS    all (default), local (rows 1-14) or remote (row 15, bench/remote.py)
+    ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only)
+                     or remote (row 15, bench/remote.py)
 
 Every mount is a fresh daemon in the foreground (-f) on its own mount point
 under the work dir; every wait has a timeout; every mount is unmounted and
@@ -49,6 +50,12 @@ QUIET = [None]
 A, B_, S = "a/lt", "b/lt2", ("s/lt_1e7" if N > SLICE else "a/lt")
 CF_I64, CF_F64 = "c/lt_i64", "f/lt_f64"  # issue 14's CF rows (bench/gen.py)
 SLICE_N = min(N, SLICE)
+# row 16: bench/gen.py's group x, a 2-D dataset written by xarray (init_time x step)
+X = "x/lead"
+X_STEP = min(1000, N)
+X_N = (N // X_STEP) * X_STEP
+X_SLICE_ROWS = max(1, min(SLICE, N // 10) // X_STEP)  # init_time rows of xarray's slice
+X_SLICE_N = X_SLICE_ROWS * X_STEP
 
 
 def log(*a):
@@ -346,16 +353,18 @@ def warm_tree(root):
 def main():
     for d in (MNTROOT, PIDDIR, LOGDIR, SHM):
         os.makedirs(d, exist_ok=True)
-    if ROWS not in ("all", "local", "remote"):
-        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local or remote")
+    if ROWS not in ("all", "local", "labels", "remote"):
+        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels or remote")
     log(f"bench: N={N}, runs={RUNS}, store {STORE}, rows {ROWS}")
     if ROWS != "remote":
         warm_store()  # "store files in page cache"
     QUIET[0] = wait_quiet(QUIET_WAIT)
     log(f"bench: CPU used by others before starting: {QUIET[0]:.0%}")
-    if ROWS != "remote":
+    if ROWS in ("all", "local"):
         local_rows()
-    if ROWS != "local":
+    if ROWS in ("all", "local", "labels"):
+        labels_rows()
+    if ROWS in ("all", "remote"):
         import remote  # bench/ is the script's directory
         remote.rows(sys.modules[__name__])
     report()
@@ -584,6 +593,77 @@ def local_rows():
         log("\n".join(CORE))
 
 
+def same_prefix(path, want):
+    """Is the file `want` (all of it) the start of `path`, and does a line follow?"""
+    with open(path, "rb") as a, open(want, "rb") as b:
+        while True:
+            y = b.read(1 << 24)
+            if not y:
+                break
+            if a.read(len(y)) != y:
+                return False
+        return True
+
+
+def labels_rows():
+    """Row 16: the labelled CSV (issue 17) of a 2-D array xarray wrote."""
+    lab_opts, idx_opts = ("-o", "nat="), ("-o", "labels=index,nat=")
+    section()
+    sizes = {}
+    def labels_run(r=[0]):
+        r[0] += 1
+        out = {}
+        order = (("coords", lab_opts), ("index", idx_opts))
+        for kind, opts in (order if r[0] % 2 else order[::-1]):  # alternate who goes first
+            with Mount("zarrfs", STORE, opts) as m:
+                p = m.path(X + ".csv")
+                st = stat(p)
+                out[kind] = (st, cat(p))
+                sizes[kind] = os.path.getsize(p)
+        return out["coords"] + out["index"]
+    runs = [attempt(labels_run) for _ in range(RUNS)]
+    ls, lc, is_, ic = (list(x) for x in zip(*runs))
+    lsz, isz = sizes["coords"], sizes["index"]
+    lab_rate, idx_rate = lsz / med(lc), isz / med(ic)
+    detail(f"16: {X}.csv ({X_N // X_STEP} x {X_STEP}, {X_N} values), `-o nat=`: labelled "
+           f"{lsz} bytes ({lsz / X_N:.2f} bytes/line), first stat {runs_str(ls)}, cat "
+           f"{runs_str(lc)}; `-o labels=index` {isz} bytes ({isz / X_N:.2f} bytes/line), "
+           f"first stat {runs_str(is_)}, cat {runs_str(ic)}; per value (cat): labelled "
+           f"{X_N / med(lc) / 1e6:.1f} M values/s, index {X_N / med(ic) / 1e6:.1f} M values/s "
+           f"({med(ic) / med(lc):.2f} x)")
+    row("16", f"cold `cat NAME.csv` with coordinate labels (`init_time,step,lead`, "
+        f"{X_N:.0e} values, 2-D, `-o nat=`), size known",
+        fmt_rate(lsz, med(lc)), f"`-o labels=index` {fmt_rate(isz, med(ic))}",
+        f"{lab_rate / idx_rate:.2f} x", ">= 0.8 x", lab_rate / idx_rate >= 0.8)
+
+    # xarray on the first X_SLICE_ROWS init times; its file is checked (untimed)
+    # against the start of zarrfs's labelled file
+    section()
+    out = os.path.join(SHM, "x-slice.csv")
+    xr_runs = [attempt(lambda: peer("xcsv", X, str(X_SLICE_ROWS), out), retries=1)
+               for _ in range(PEER_RUNS)]
+    with Mount("zarrfs", STORE, lab_opts) as m:
+        same = same_prefix(m.path(X + ".csv"), out)
+    xsz = os.path.getsize(out)
+    os.unlink(out)
+    tx = med([p["seconds"] for p in xr_runs])
+    zrate = X_N / (med(ls) + med(lc))
+    xrate = X_SLICE_N / tx
+    detail(f"16: xarray open_zarr + isel(init_time=slice(0, {X_SLICE_ROWS})) + to_dataframe() + "
+           f"to_csv (tmpfs file), {X_SLICE_N} values, {xsz} bytes: "
+           f"{runs_str([p['seconds'] for p in xr_runs])} "
+           f"(open + isel {runs_str([p['open'] for p in xr_runs])}) = {xrate:,.0f} values/s; "
+           f"zarrfs labelled first stat + cat of all {X_N} values {fmt_t(med(ls) + med(lc))} = "
+           f"{zrate:,.0f} values/s; xarray's file {'is' if same else 'is NOT'} byte-identical "
+           f"to the start of zarrfs's")
+    if not same:
+        raise RuntimeError(f"xarray's CSV of the slice is not the start of zarrfs's {X}.csv")
+    row("16", f"values/s to labelled CSV: zarrfs fresh mount `stat`+`cat` of all {X_N:.0e} "
+        f"values", f"{zrate / 1e6:.1f} M values/s",
+        f"xarray `to_dataframe().to_csv()` of {X_SLICE_N:.0e} {xrate / 1e6:.3f} M values/s",
+        f"{zrate / xrate:.0f} x", ">= 100 x", zrate / xrate >= 100)
+
+
 def machine():
     model = "?"
     with open("/proc/cpuinfo") as f:
@@ -631,8 +711,18 @@ def report():
         out.append("| " + " | ".join(str(x) for x in r) + " |")
     out.append("")
     out.append("Notes:")
-    if ROWS != "remote":
+    if ROWS in ("all", "local"):
         local_notes(out)
+    if ROWS in ("all", "local", "labels"):
+        out.append(f"- 16: `{X}` is bench/gen.py's group `x`, written by xarray "
+                   f"`Dataset.to_zarr(zarr_format=3)`: {X_N // X_STEP} init times (6-hourly, CF "
+                   f"int64 `hours since 2020-01-01`) x {X_STEP} hourly steps (timedelta64 "
+                   f"coordinate), whole-hour lead times 0..30 days, 1 % NaT, chunks "
+                   f"(1000, 1000). Both mounts use `-o nat=` (NaT as pandas writes it); the two "
+                   f"mounts alternate order run by run. The xarray peer is `open_zarr(STORE, "
+                   f"group=\"x\", decode_timedelta=True)[\"lead\"].isel(init_time=slice(0, "
+                   f"{X_SLICE_ROWS})).to_dataframe().to_csv(tmpfs file)` (imports excluded); its "
+                   f"file is compared (untimed) with the start of zarrfs's labelled file.")
     out.extend(NOTES)
     out.append("- other load: share of the machine's CPU time used by processes other than the "
                "benchmark (from /proc/stat), median and max over the runs behind the row; the "
