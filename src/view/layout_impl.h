@@ -56,6 +56,23 @@ static inline int zf_layout_is_bad(const zf_layout *l, uint64_t ci)
     return bad && (__atomic_load_n(&bad[ci / 8], __ATOMIC_RELAXED) >> (ci % 8) & 1);
 }
 
+/* A pass worker's buffers, reused from chunk to chunk (no fresh memory, so
+ * no page faults, per chunk); caller-owned, freed by the caller. */
+typedef struct zf_pass_scratch {
+    int64_t *values;  /* one decoded chunk */
+    zf_store_buf raw; /* its stored bytes */
+} zf_pass_scratch;
+
+/* Measure chunk ci into the offset index's sums (layout_pass.c): through
+ * the cache while it has room for reserve more chunks, else into s.  A chunk
+ * that cannot be decoded is marked bad and measured as NaT; ZF_ENOMEM or a
+ * remote store's passing failure fail it. */
+int zf_layout_measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, zf_pass_scratch *s);
+
+/* Run the size pass over every chunk into l->off (and the labelled .csv's
+ * per-block counts); ZF_OK or the first failure. */
+int zf_layout_run_pass(zf_layout *l);
+
 /* Run the size pass once (or load its persisted index); ZF_OK or an error. */
 int zf_layout_ensure_sized(zf_layout *l);
 
