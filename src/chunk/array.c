@@ -284,6 +284,29 @@ static int read_whole_shard(zf_array *a, const char *key, uint64_t k, uint64_t p
     return rc;
 }
 
+/* read bytes r of shard k (at key, version st), lying in its outermost
+ * inner chunk at position pos, into buf: from the bytes kept of the shard,
+ * else with the inner chunks that follow it in one ranged GET (a span,
+ * kept for them: shardidx.h), else alone */
+static int read_inner(zf_array *a, const char *key, uint64_t k, uint64_t pos,
+                      const zf_stamp *st, range r, uint8_t *buf, char *err, size_t errcap)
+{
+    zf_span_claim claim = {0, 0, -1};
+    if (a->shards && zf_shardidx_fetch(a->shards, k, st, pos, r.off, (size_t)r.len, buf, &claim))
+        return ZF_OK;
+    if (claim.slot < 0)
+        return zf_store_read_range(a->store, key, r.off, (size_t)r.len, buf, err, errcap);
+    uint8_t *span = malloc(claim.len); /* reserved by the claim */
+    int rc = span ? zf_store_read_range(a->store, key, claim.off, claim.len, span, err, errcap)
+                  : ZF_ENOMEM;
+    if (rc) {
+        free(span);
+        span = NULL;
+    }
+    zf_shardidx_put_span(a->shards, &claim, span, r.off, (size_t)r.len, buf); /* ends the claim */
+    return rc;
+}
+
 /* read (part of) the stored value at key into raw and decode it; the
  * version read is checked against the snapshot (zf_array_check_version) */
 static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *buf,
@@ -333,8 +356,8 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
         rawn = (size_t)r.len;
         if (rc == ZF_OK)
             rc = zf_store_buf_reserve(raw, rawn);
-        if (rc == ZF_OK && !(a->shards && zf_shardidx_copy(a->shards, k, &st, r.off, rawn, raw->p)))
-            rc = zf_store_read_range(a->store, key, r.off, rawn, raw->p, err, errcap);
+        if (rc == ZF_OK)
+            rc = read_inner(a, key, k, pos, &st, r, raw->p, err, errcap);
     }
     if (rc == ZF_OK)
         rc = decode_chunk(a, index, p, raw->p, rawn, buf, out, err, errcap);

@@ -20,11 +20,26 @@ typedef struct slot {
     int loading;         /* a caller is reading shard k */
 } slot;
 
+/* bytes [off, off + len) of shard k, version st: several neighbouring inner
+ * chunks read in one request (zf_shardidx_fetch) */
+typedef struct span {
+    uint64_t k;
+    zf_stamp st;
+    uint64_t off, len;   /* len 0: an empty span */
+    uint64_t parts;      /* bytes of its inner chunks (len less the gaps) */
+    uint64_t served;     /* bytes copied out of it: freed once all parts were */
+    uint64_t used;       /* when it was last claimed or copied from (c->tick) */
+    uint8_t *data;       /* len bytes, or NULL while loading */
+    int loading;         /* its claimer is reading it */
+} span;
+
 struct zf_shardidx {
     pthread_mutex_t mu;
     pthread_cond_t done; /* a load ended */
     size_t budget;       /* most shard bytes kept by all caches together */
+    uint64_t tick;
     slot slots[ZF_SHARDIDX_SLOTS];
+    span spans[ZF_SHARDIDX_SPANS];
 };
 
 static size_t kept_bytes; /* shard bytes kept by every cache (atomic) */
@@ -50,12 +65,23 @@ static void slot_clear(slot *s)
     memset(s, 0, sizeof *s);
 }
 
+/* free what span h holds (its bytes leave the shared count) */
+static void span_clear(span *h)
+{
+    if (h->data)
+        __atomic_sub_fetch(&kept_bytes, (size_t)h->len, __ATOMIC_RELAXED);
+    free(h->data);
+    memset(h, 0, sizeof *h);
+}
+
 void zf_shardidx_free(zf_shardidx *c)
 {
     if (!c)
         return;
     for (size_t i = 0; i < ZF_SHARDIDX_SLOTS; i++)
         slot_clear(&c->slots[i]);
+    for (size_t i = 0; i < ZF_SHARDIDX_SPANS; i++)
+        span_clear(&c->spans[i]);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->done);
     free(c);
@@ -145,15 +171,152 @@ void zf_shardidx_put(zf_shardidx *c, uint64_t k, const uint64_t *idx, uint64_t c
     free(data);
 }
 
-int zf_shardidx_copy(zf_shardidx *c, uint64_t k, const zf_stamp *st, uint64_t off, size_t len,
-                     uint8_t *buf)
+/* copy [off, off + len) of shard k, version st, from its slot's whole bytes:
+ * 1 if they are kept there */
+static int copy_whole(const slot *s, uint64_t k, const zf_stamp *st, uint64_t off, size_t len,
+                      uint8_t *buf)
 {
-    pthread_mutex_lock(&c->mu);
-    const slot *s = &c->slots[k % ZF_SHARDIDX_SLOTS];
     int kept = s->k == k && !s->loading && s->data && off <= s->n && len <= s->n - off &&
                !memcmp(&s->st, st, sizeof *st); /* the version the caller's index came from */
     if (kept)
         memcpy(buf, s->data + off, len);
+    return kept;
+}
+
+/* the span of shard k, version st, loaded or loading, holding [off, off + len) */
+static span *span_holding(zf_shardidx *c, uint64_t k, const zf_stamp *st, uint64_t off,
+                          size_t len)
+{
+    for (size_t i = 0; i < ZF_SHARDIDX_SPANS; i++) {
+        span *h = &c->spans[i];
+        if (h->len && h->k == k && off >= h->off && off - h->off <= h->len &&
+            len <= h->len - (off - h->off) && !memcmp(&h->st, st, sizeof *st))
+            return h;
+    }
+    return NULL;
+}
+
+/* copy [off, off + len) out of loaded span h; freed once every inner chunk
+ * of it was copied out */
+static void span_copy(zf_shardidx *c, span *h, uint64_t off, size_t len, uint8_t *buf)
+{
+    memcpy(buf, h->data + (off - h->off), len);
+    h->used = ++c->tick;
+    h->served += len;
+    if (h->served >= h->parts)
+        span_clear(h);
+}
+
+/* does [off, off + len) of shard k meet another span of it? */
+static int span_overlaps(const zf_shardidx *c, uint64_t k, uint64_t off, uint64_t len)
+{
+    for (size_t i = 0; i < ZF_SHARDIDX_SPANS; i++) {
+        const span *h = &c->spans[i];
+        if (h->len && h->k == k && off < h->off + h->len && h->off < off + len)
+            return 1;
+    }
+    return 0;
+}
+
+/* is index entry j of s a stored inner chunk inside the shard (of size bytes)? */
+static int entry_valid(const slot *s, uint64_t j, uint64_t size)
+{
+    uint64_t off = s->idx[2 * j], len = s->idx[2 * j + 1];
+    return off <= size && len <= size - off;
+}
+
+/* plan a span of shard k from the inner chunk at position pos on (C order):
+ * it and the following stored ones, each starting at most ZF_SPAN_GAP bytes
+ * after the previous one ends, none in another span, at most
+ * ZF_SHARD_WHOLE_MAX bytes in all; 1 if it holds two inner chunks or more */
+static int span_plan(const zf_shardidx *c, const slot *s, uint64_t pos, span *h)
+{
+    if (pos >= s->count || !entry_valid(s, pos, s->st.size) ||
+        s->idx[2 * pos + 1] > ZF_SHARD_WHOLE_MAX ||
+        span_overlaps(c, s->k, s->idx[2 * pos], s->idx[2 * pos + 1]))
+        return 0;
+    uint64_t start = s->idx[2 * pos], end = start + s->idx[2 * pos + 1], chunks = 1;
+    h->parts = s->idx[2 * pos + 1];
+    for (uint64_t j = pos + 1; j < s->count; j++) {
+        uint64_t off = s->idx[2 * j], len = s->idx[2 * j + 1];
+        if (off == UINT64_MAX && len == UINT64_MAX)
+            continue; /* an empty inner chunk: nothing to read */
+        if (!entry_valid(s, j, s->st.size) || off < end || off - end > ZF_SPAN_GAP ||
+            len > ZF_SHARD_WHOLE_MAX - (off - start) || span_overlaps(c, s->k, off, len))
+            break;
+        end = off + len;
+        h->parts += len;
+        chunks++;
+    }
+    h->off = start;
+    h->len = end - start;
+    return chunks > 1 && h->len > 0;
+}
+
+/* claim a span of shard k, version st, from position pos on, holding the
+ * caller's [off, off + len), for the caller to read, with its bytes
+ * reserved: 1 if one was planned and fits */
+static int span_claim(zf_shardidx *c, uint64_t k, const zf_stamp *st, uint64_t pos,
+                      uint64_t off, size_t len, zf_span_claim *claim)
+{
+    const slot *s = &c->slots[k % ZF_SHARDIDX_SLOTS];
+    if (s->k != k || s->loading || !s->count || memcmp(&s->st, st, sizeof *st))
+        return 0;
+    span plan = {0}, *h = NULL; /* replaces an empty span, else the least recently used */
+    for (size_t i = 0; i < ZF_SHARDIDX_SPANS; i++) {
+        span *e = &c->spans[i];
+        if (!e->loading && (!h || (h->len && (!e->len || e->used < h->used))))
+            h = e;
+    }
+    if (!h || !span_plan(c, s, pos, &plan) || off < plan.off || off - plan.off > plan.len ||
+        len > plan.len - (off - plan.off) || !reserve(c, (size_t)plan.len))
+        return 0; /* (the caller's range lies in the inner chunk at pos: checked all the same) */
+    span_clear(h);
+    *h = plan;
+    h->k = k;
+    h->st = *st;
+    h->loading = 1;
+    h->used = ++c->tick;
+    claim->off = h->off;
+    claim->len = (size_t)h->len;
+    claim->slot = (int)(h - c->spans);
+    return 1;
+}
+
+int zf_shardidx_fetch(zf_shardidx *c, uint64_t k, const zf_stamp *st, uint64_t pos,
+                      uint64_t off, size_t len, uint8_t *buf, zf_span_claim *claim)
+{
+    claim->slot = -1;
+    pthread_mutex_lock(&c->mu);
+    int kept = copy_whole(&c->slots[k % ZF_SHARDIDX_SLOTS], k, st, off, len, buf), late = 0;
+    span *h;
+    while (!kept && !late && (h = span_holding(c, k, st, off, len))) {
+        if (h->data) { /* read for a neighbour: no request */
+            span_copy(c, h, off, len, buf);
+            kept = 1;
+        } else { /* single flight: wait for its reader (to the thread's deadline) */
+            late = zf_deadline_wait(&c->done, &c->mu) == ETIMEDOUT;
+        }
+    }
+    if (!kept && !late)
+        span_claim(c, k, st, pos, off, len, claim);
     pthread_mutex_unlock(&c->mu);
     return kept;
+}
+
+void zf_shardidx_put_span(zf_shardidx *c, const zf_span_claim *claim, uint8_t *data,
+                          uint64_t off, size_t len, uint8_t *buf)
+{
+    pthread_mutex_lock(&c->mu);
+    span *h = &c->spans[claim->slot];
+    h->loading = 0;
+    if (data) { /* its reservation becomes its kept bytes */
+        h->data = data;
+        span_copy(c, h, off, len, buf);
+    } else { /* not read: the waiting readers read their own ranges */
+        zf_shardidx_unreserve(claim->len);
+        memset(h, 0, sizeof *h);
+    }
+    pthread_cond_broadcast(&c->done);
+    pthread_mutex_unlock(&c->mu);
 }

@@ -1,24 +1,35 @@
-/* shardidx.h - a bounded cache of shards' indexes (and of small shards'
- * bytes), for remote stores.
+/* shardidx.h - a bounded cache of shards' indexes (and of shards' bytes),
+ * for remote stores.
  *
  * Reading one inner chunk of a shard takes the shard's size and version (a
  * HEAD), its index (a ranged GET) and the inner chunk (another): three round
  * trips.  An array of a remote store keeps, for recently read shards, the
  * outermost index with the stamp the shard had when it was read, and for a
  * shard of at most ZF_SHARD_WHOLE_MAX bytes its whole bytes, read in one GET
- * (so every inner chunk of it costs no request at all; a larger shard's
- * inner chunk costs one ranged GET once its index is kept).  It remembers
- * shards found absent, too (a store that cannot be listed would answer 404
- * for each of their inner chunks).  The version checked against the array's
- * snapshot is the kept one.  Concurrent readers of one shard read it once
+ * (so every inner chunk of it costs no request at all).  A larger shard's
+ * inner chunks are coalesced once its index is kept: the first one missing
+ * is read with the stored inner chunks that follow it in the index (C
+ * order), each starting at most ZF_SPAN_GAP bytes after the previous one
+ * ends, at most ZF_SHARD_WHOLE_MAX bytes in all, in one ranged GET (a span);
+ * those that follow are then copied from the span without a request, and it
+ * is freed once each of its inner chunks was copied out (or replaced by a
+ * newer span).  It remembers shards found absent, too (a store that cannot
+ * be listed would answer 404 for each of their inner chunks).  The version
+ * checked against the array's snapshot is the kept one: a span carries the
+ * version of the index it was planned from and serves only callers of that
+ * version.  Concurrent readers of one shard, or of one span, read it once
  * (single flight).
  * Memory: at most ZF_SHARDIDX_SLOTS indexes of at most ZF_SHARDIDX_MAX_BYTES
- * each per array (larger ones are not kept), and shard bytes kept by all
- * arrays together, and whole-shard reads in flight (what each reserved:
- * twice the size of the last shard of its array read whole, at first 1 MiB,
- * at most ZF_SHARD_WHOLE_MAX; a larger shard fails that read, costing a
- * request, and is read by ranges), at most the budget given to zf_shardidx_new (a quarter
- * of cache_size: array.c); without room a shard is read by ranges.
+ * each per array (larger ones are not kept: the shard's inner chunks are
+ * then read one by one), and shard bytes kept by all arrays together, and
+ * whole-shard reads in flight (what each reserved: twice the size of the
+ * last shard of its array read whole, at first 1 MiB, at most
+ * ZF_SHARD_WHOLE_MAX; a larger shard fails that read, costing a request, and
+ * is read by spans), and spans kept or in flight (at most ZF_SHARDIDX_SPANS
+ * per array, each of at most ZF_SHARD_WHOLE_MAX bytes, reserved before it
+ * is read), at most the budget given to zf_shardidx_new (a quarter of
+ * cache_size: array.c); without room a shard is read by ranges, one inner
+ * chunk each.
  * Thread-safe. */
 #ifndef ZF_SHARDIDX_H
 #define ZF_SHARDIDX_H
@@ -31,6 +42,8 @@
 #define ZF_SHARDIDX_SLOTS 64
 #define ZF_SHARDIDX_MAX_BYTES ((size_t)256 << 10)
 #define ZF_SHARD_WHOLE_MAX ((size_t)8 << 20)
+#define ZF_SHARDIDX_SPANS 8
+#define ZF_SPAN_GAP ((uint64_t)64 << 10)
 
 typedef struct zf_shardidx zf_shardidx;
 
@@ -70,9 +83,30 @@ void zf_shardidx_unreserve(size_t n);
 void zf_shardidx_put(zf_shardidx *c, uint64_t k, const uint64_t *idx, uint64_t count,
                      const zf_stamp *st, uint8_t *data, size_t n, size_t reserved);
 
-/* Copy bytes [off, off + len) of stored chunk k's kept bytes, of version st,
- * into buf: 1 if they are kept (no request needed), else 0. */
-int zf_shardidx_copy(zf_shardidx *c, uint64_t k, const zf_stamp *st, uint64_t off, size_t len,
-                     uint8_t *buf);
+/* A span of a shard a caller is to read (zf_shardidx_fetch): bytes
+ * [off, off + len); slot -1 when there is none. */
+typedef struct zf_span_claim {
+    uint64_t off;
+    size_t len;
+    int slot;
+} zf_span_claim;
+
+/* Copy bytes [off, off + len) of stored chunk k, version st (lying in the
+ * outermost inner chunk at position pos, C order), into buf: 1 if they are
+ * kept (the whole shard, or a span read for a neighbour: no request needed).
+ * Waits while a span holding them is read by another caller (single flight,
+ * at most until the thread's request deadline).  Else 0 and, if claim->slot
+ * is not -1, the caller is to read claim's span (that inner chunk and the
+ * following stored ones: see the header) and end the claim with
+ * zf_shardidx_put_span; else it reads just its range. */
+int zf_shardidx_fetch(zf_shardidx *c, uint64_t k, const zf_stamp *st, uint64_t pos,
+                      uint64_t off, size_t len, uint8_t *buf, zf_span_claim *claim);
+
+/* End a claimed span read: keep data (claim->len malloc'd bytes; ownership
+ * passes here) and copy the caller's bytes [off, off + len) from it into
+ * buf, or with data NULL (the read failed) release its reservation; wake
+ * the callers waiting for it. */
+void zf_shardidx_put_span(zf_shardidx *c, const zf_span_claim *claim, uint8_t *data,
+                          uint64_t off, size_t len, uint8_t *buf);
 
 #endif

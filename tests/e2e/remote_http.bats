@@ -9,7 +9,7 @@
 load remote
 
 setup_file() {
-    rm_setup_file
+    rm_setup_file --big-shard
     net_nginx "$RM_DIR/nginx" "$RM_DIR/www"
     export NGX_HTTP NGX_HTTP6 NGX_HTTPS NGX_OTHER NGX_CA NGX_LOG NGX_PID
 }
@@ -120,6 +120,25 @@ $(tail -n $((after - before)) "$NGX_LOG")"
 $(tail -n $((after - before)) "$NGX_LOG")"
         zf_unmount
     done
+}
+
+@test "http: a shard over 8 MiB is read by spans of neighbouring inner chunks, not one GET each" {
+    local before after inner
+    # shard c/0: 34 inner chunks of 256 KiB (8.5 MiB with its index), c/1: 2
+    inner=$(cd "$RM_STORES/bigshard.zarr" && stat -c %s c/0 c/1 | awk '{ n += int($1 / 262144) } END { print n }')
+    ((inner == 36)) || fail "bigshard.zarr holds $inner inner chunks, expected 36"
+    before=$(rm_chunk_requests "$NGX_LOG")
+    zf_mount "$NGX_HTTP/bucket/bigshard.zarr"
+    zf_t cat "$ZF_MNT/bigshard.txt" >/dev/null || fail "cat failed"
+    after=$(rm_chunk_requests "$NGX_LOG")
+    # per shard a HEAD, a whole-shard GET (refused past 8 MiB), its index; c/0's
+    # inner chunks in two spans (8 MiB, then the rest): about 2 + 3 per shard,
+    # not one GET per inner chunk
+    echo "bigshard: $((after - before)) chunk requests for $inner inner chunks" >&3
+    ((after - before <= 10)) || fail "$((after - before)) chunk requests for $inner inner chunks:
+$(tail -n $((after - before)) "$NGX_LOG")"
+    zf_unmount
+    http_case bigshard.zarr "$NGX_HTTP"
 }
 
 @test "http: a store rewritten while mounted (-o timeout=1): the re-check by ETag shows the new array" {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mkstores.py DIR [--many N] - the stores of the remote suites, written by
+"""mkstores.py DIR [--many N] [--big-shard] - the stores of the remote suites, written by
 zarr-python into DIR (the encodings are cases of tests/oracle/test_matrix.py):
 
   g3c.zarr g3.zarr   v3 groups, consolidated / not: compressed, sharded (end
@@ -7,6 +7,8 @@ zarr-python into DIR (the encodings are cases of tests/oracle/test_matrix.py):
                      partly written array (fill values), and sub/deep/leaf
   g2c.zarr g2.zarr   the same in v2 (zstd, blosc, '/' separator, order F, ...)
   a3.zarr  a2.zarr   stores whose root is an array (read without any listing)
+  bigshard.zarr      (--big-shard) a v3 root array whose first shard is larger
+                     than 8 MiB: 34 uncompressed inner chunks of 256 KiB
   many.zarr          (--many N) a v3 group whose array has N one-element chunks
                      (listings that take several pages)
   x3.zarr  x2c.zarr  forecasts as xarray writes them (v3 not consolidated, v2
@@ -76,6 +78,18 @@ def root_array(path, fmt, seed):
     a[...] = v
 
 
+def big_shard(path):
+    """a root v3 array whose first shard (34 uncompressed inner chunks of
+    256 KiB: 8.5 MiB) is too large to read whole; the second holds two"""
+    inner = 32768
+    n = inner * 36
+    v = (np.arange(n, dtype="i8") * 1_000_003 % 10**12).astype("m8[ns]")
+    a = zarr.create_array(path, shape=(n,), chunks=(inner,), shards=(inner * 34,), dtype="m8[ns]",
+                          compressors=None, fill_value=np.timedelta64("NaT", "ns"),
+                          dimension_names=["step"], overwrite=True)
+    a[...] = v
+
+
 def many(path, n):
     g = zarr.open_group(path, mode="w", zarr_format=3)
     a = g.create_array("steps", shape=(n,), chunks=(1,), dtype="m8[s]",
@@ -106,6 +120,7 @@ def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("dir")
     p.add_argument("--many", type=int, default=0)
+    p.add_argument("--big-shard", action="store_true")
     ns = p.parse_args()
     os.makedirs(ns.dir, exist_ok=True)
     d = lambda n: os.path.join(ns.dir, n)  # noqa: E731
@@ -119,6 +134,8 @@ def main() -> int:
     forecast(d("x2c.zarr"), 2, True, 6)
     if ns.many:
         many(d("many.zarr"), ns.many)
+    if ns.big_shard:
+        big_shard(d("bigshard.zarr"))
     return 0
 
 
