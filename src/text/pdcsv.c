@@ -55,7 +55,8 @@ static unsigned rem_parts(int64_t r)
            (r % 1000 ? ZF_PD_SUBUS : 0);
 }
 
-unsigned zf_pdcsv_parts(const zf_pdcsv *c, int64_t v)
+/* the ZF_PD_* parts of v (0 for NaT) */
+static unsigned value_parts(const zf_pdcsv *c, int64_t v)
 {
     if (v == ZF_NAT)
         return 0;
@@ -70,7 +71,7 @@ unsigned zf_pdcsv_parts_of(const zf_pdcsv *c, const int64_t *v, size_t n)
     if (c->ns_per_tick % NS_PER_DAY == 0) /* whole days, whatever the values */
         return 0;
     for (size_t i = 0; i < n && p != 15u; i++)
-        p |= zf_pdcsv_parts(c, v[i]);
+        p |= value_parts(c, v[i]);
     return p;
 }
 

@@ -46,9 +46,6 @@ typedef struct zf_pdcsv {
  * units pandas cannot hold (Y, M, generic, below ns) or ticks over 2^62 ns. */
 int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale);
 
-/* The ZF_PD_* parts of v (0 for NaT). */
-unsigned zf_pdcsv_parts(const zf_pdcsv *c, int64_t v);
-
 /* The ZF_PD_* parts of any of the n values at v (OR of zf_pdcsv_parts). */
 unsigned zf_pdcsv_parts_of(const zf_pdcsv *c, const int64_t *v, size_t n);
 

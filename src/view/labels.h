@@ -17,7 +17,6 @@
 #include <stdint.h>
 
 #include "chunk/array.h"
-#include "base/digits.h"
 #include "base/fp.h"
 
 #define ZF_LABELS_MAX ((uint64_t)256 << 20)
@@ -75,15 +74,6 @@ static inline uint64_t zf_labcol_field(const zf_labcol *col, const uint64_t *c, 
     for (unsigned d = 0; d < ndim; d++)
         t += c[d] * col->stride[d];
     return t;
-}
-
-/* Length of the field of column col for array element c. */
-static inline uint64_t zf_labcol_len(const zf_labcol *col, const uint64_t *c, unsigned ndim)
-{
-    if (!col->text)
-        return zf_ndig64(c[col->dim]);
-    uint64_t t = zf_labcol_field(col, c, ndim);
-    return col->start[t + 1] - col->start[t];
 }
 
 #endif

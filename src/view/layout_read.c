@@ -185,9 +185,9 @@ static uint64_t lab_line_len(const zf_layout *l, const labline *ln, int64_t x, z
            (l->pd.values == ZF_VALUES_DURATION && x < 0 && mode != ZF_PD_DAYS);
 }
 
-static size_t lab_line(const zf_layout *l, const labline *ln, int64_t x, zf_pdmode mode, char *p)
+/* the label fields of a line, each followed by a comma, at q; returns the end */
+static char *put_labels(const zf_layout *l, const labline *ln, char *q)
 {
-    char *q = p;
     for (unsigned i = 0; i < l->lab->ncols; i++) {
         const zf_labcol *col = &l->lab->cols[i];
         if (col->text) {
@@ -199,6 +199,12 @@ static size_t lab_line(const zf_layout *l, const labline *ln, int64_t x, zf_pdmo
         }
         *q++ = ',';
     }
+    return q;
+}
+
+static size_t lab_line(const zf_layout *l, const labline *ln, int64_t x, zf_pdmode mode, char *p)
+{
+    char *q = put_labels(l, ln, p);
     if (x == ZF_NAT || !l->pdvals)
         q += zf_text_value(l->csvtext, x, q);
     else
@@ -236,18 +242,7 @@ static uint64_t emit_lab_batch(reader *r, const int64_t *vals, uint64_t n, labli
             size_t tlen = (size_t)(nl + 1 - p);
             if (r->end - r->pos < l->line_max)
                 return done;
-            char *q = r->out + r->outn;
-            for (unsigned c = 0; c < l->lab->ncols; c++) {
-                const zf_labcol *col = &l->lab->cols[c];
-                if (col->text) {
-                    uint64_t a = col->start[ln->f[c]], len = col->start[ln->f[c] + 1] - a;
-                    memcpy(q, col->text + a, (size_t)len);
-                    q += len;
-                } else {
-                    q += zf_u64_text(ln->f[c], q);
-                }
-                *q++ = ',';
-            }
+            char *q = put_labels(l, ln, r->out + r->outn);
             memcpy(q, p, tlen);
             size_t len = (size_t)(q + tlen - (r->out + r->outn));
             r->last.pos = r->pos;
