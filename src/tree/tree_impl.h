@@ -1,5 +1,7 @@
-/* tree_impl.h - internals shared by tree.c (the node table, numbering,
- * lookups) and walk.c (walking the store into nodes). */
+/* tree_impl.h - internals shared by tree.c (building, numbering, lookups),
+ * walk.c (walking the store into nodes), node.c (the node table) and
+ * coords.c (labels).  Calls go one way: tree.c calls walk.c, coords.c and
+ * node.c; walk.c calls node.c. */
 #ifndef ZF_TREE_IMPL_H
 #define ZF_TREE_IMPL_H
 
@@ -24,17 +26,19 @@ struct zf_tree {
     zf_stamp cons_stamp;          /* its stamp when the tree was built */
 };
 
-/* Append a node under directory id parent (0: none); its id, 0 if out of memory. */
+/* Append a node under directory id parent (0: none); its id, 0 if out of
+ * memory (node.c). */
 size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir);
 
-/* Mix one fact about the store (at path) into the tree's fingerprint. */
+/* Mix one fact about the store (at path) into the tree's fingerprint
+ * (node.c). */
 void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n);
 
 /* Give every array's .csv its coordinates as label columns (coords.c). */
 int zf_tree_attach_labels(zf_tree *t);
 
 /* Walk the store into t's nodes (node 1, the root, already added): ZF_OK,
- * or as zf_tree_build fails. */
+ * or as zf_tree_build fails (walk.c). */
 int zf_tree_walk(zf_tree *t);
 
 #endif
