@@ -73,6 +73,8 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
     l->format = opts->format;
     uint64_t s = 1, cs = 1;
+    for (unsigned d = 0; d < l->ndim; d++)
+        l->idxcols[d].dim = (int)d;
     for (unsigned d = l->ndim; d-- > 0;) {
         l->stride[d] = s;
         s *= l->m->shape[d];

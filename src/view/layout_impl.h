@@ -39,6 +39,7 @@ struct zf_layout {
     zf_labsrc *srcs;              /* where the label columns come from (owned array) */
     unsigned nsrcs;
     zf_labels *lab;
+    zf_labcol idxcols[ZF_MAX_DIMS]; /* the index columns of the unlabelled .csv */
     int labels_off;               /* the values cannot be written as pandas does: index columns */
     int pdvals;                   /* the value column as pandas writes it (-o format=pandas) */
     zf_pdcsv pd;                  /* ... in the format pandas chooses for its slice */
