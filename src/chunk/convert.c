@@ -148,7 +148,8 @@ static inline int steps_needed(fnum v, int max)
 }
 
 /* scale a float count by 1000 r->steps times in its own precision, truncate
- * (astype(int64)) and make it ticks */
+ * (astype(int64)) and make it ticks; -1 beyond int64 ticks, -2 where the
+ * truncation itself overflows int64 (numpy's cast then gives NaT) */
 static inline int from_float(const rule *r, fnum v, int64_t *t)
 {
     if (v.kind <= 0) {
@@ -166,7 +167,7 @@ static inline int from_float(const rule *r, fnum v, int64_t *t)
         y = trunc(v.d);
     }
     if (!(y >= -0x1p63 && y < 0x1p63))
-        return -1;
+        return -2;
     int64_t n = (int64_t)y;
     if (n == INT64_MIN) { /* -2^63 itself: numpy's NaT */
         *t = ZF_NAT;
@@ -338,20 +339,43 @@ static int has_padding(unsigned ndim, const uint64_t *shape, const uint64_t *val
     return 0;
 }
 
-/* the stored value of element p as text, for an error message */
-static void elem_text(zf_elem e, const uint8_t *p, char *buf, size_t cap)
+/* the stored element at p in every form the steps read it as */
+static ev elem_at(zf_elem e, const uint8_t *p)
 {
     union { int8_t i1; int16_t i2; int32_t i4; int64_t i8; uint8_t u1; uint16_t u2;
             uint32_t u4; uint64_t u8; float f4; double f8; } v;
     memcpy(&v, p, e.size);
     if (e.kind == ZF_ELEM_FLOAT)
-        snprintf(buf, cap, "%.17g", e.size == 4 ? (double)v.f4 : v.f8);
-    else if (e.kind == ZF_ELEM_INT)
-        snprintf(buf, cap, "%lld", (long long)(e.size == 1 ? v.i1 : e.size == 2 ? v.i2
-                                                : e.size == 4 ? v.i4 : v.i8));
+        return e.size == 4 ? EV_F32(v.f4) : EV_F64(v.f8);
+    if (e.kind == ZF_ELEM_INT)
+        return EV_SIGNED(e.size == 1 ? v.i1 : e.size == 2 ? v.i2 : e.size == 4 ? v.i4 : v.i8);
+    return EV_UNSIGNED(e.size == 1 ? v.u1 : e.size == 2 ? v.u2 : e.size == 4 ? v.u4 : v.u8);
+}
+
+/* why element p cannot be converted under rule r, into err: its stored
+ * value, and what xarray does with it */
+static void overflow_reason(const rule *r, const uint8_t *p, const char *at, char *err,
+                            size_t errcap)
+{
+    const zf_cf *cf = r->cf;
+    ev e = elem_at(cf->elem, p);
+    char v[32];
+    if (e.is_float)
+        snprintf(v, sizeof v, "%.17g", e.d);
+    else if (cf->elem.kind == ZF_ELEM_INT)
+        snprintf(v, sizeof v, "%lld", (long long)e.i);
     else
-        snprintf(buf, cap, "%llu", (unsigned long long)(e.size == 1 ? v.u1 : e.size == 2 ? v.u2
-                                                          : e.size == 4 ? v.u4 : v.u8));
+        snprintf(v, sizeof v, "%llu", (unsigned long long)e.u);
+    int64_t t;
+    double d = e.is_float || cf->pack == ZF_CF_PACK_F64 ? unpacked(cf, &e) : 0.0;
+    if (fabs(d) < 0x1p63 && convert(r, e, &t) == -2) /* (xarray checks the counts first) */
+        snprintf(err, errcap, "%sstored value %s is beyond int64 once made %s (x 1000^%d): "
+                 "not shown, as xarray's cast to int64 overflows there and gives NaT instead "
+                 "of the stored duration", at, v, r->level + r->steps == 3 ? "ns" : "finer",
+                 r->steps);
+    else
+        snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks: not shown, as "
+                 "xarray raises OutOfBoundsTimedelta for it", at, v, zf_unit_name(cf->unit));
 }
 
 /* the fast loops' constants (convert_impl.h) for a chunk under rule r, if
@@ -416,12 +440,10 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
     if (rc == ZF_OK && cf->how == ZF_CF_SINCE) /* counts since DATE -> time stamps */
         return zf_epoch_add(cf, buf, n, many, err, errcap);
     if (rc) {
-        char v[32], at[40] = "";
-        elem_text(cf->elem, (const uint8_t *)buf + bad * cf->elem.size, v, sizeof v);
+        char at[40] = "";
         if (many)
             snprintf(at, sizeof at, "element %llu: ", (unsigned long long)bad);
-        snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks (xarray cannot "
-                 "decode it either)", at, v, zf_unit_name(cf->unit));
+        overflow_reason(&r, (const uint8_t *)buf + bad * cf->elem.size, at, err, errcap);
     }
     return rc;
 }

@@ -21,10 +21,18 @@
 
 /* ---- numbers as JSON literals say them --------------------------------- */
 
-/* is [p, p+n) exactly one JSON number literal?  Fills *out. */
+/* is [p, p+n) exactly one JSON number literal, or one of Python's NaN,
+ * Infinity and -Infinity?  Fills *out. */
 int zf_cf_scan_number(const char *p, size_t n, zf_cf_num *out)
 {
     char buf[512];
+    static const struct { const char *word; double v; } words[] = {
+        {"NaN", NAN}, {"Infinity", INFINITY}, {"-Infinity", -INFINITY}};
+    for (size_t i = 0; i < 3; i++)
+        if (n == strlen(words[i].word) && !memcmp(p, words[i].word, n)) {
+            *out = (zf_cf_num){.d = words[i].v, .neg = *p == '-'};
+            return 1;
+        }
     if (n == 0 || n >= sizeof buf || !(*p == '-' || (*p >= '0' && *p <= '9')))
         return 0;
     memcpy(buf, p, n);

@@ -179,7 +179,7 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
 {
     memset(out, 0, sizeof *out);
     out->elem = ZF_ELEM_INT64;
-    cJSON *root = cJSON_ParseWithLength(text, n);
+    cJSON *root = zf_json_parse(text, n);
     if (!root)
         return ERR(ZF_ECORRUPT, "invalid JSON");
     int rc = ZF_OK;
@@ -307,7 +307,7 @@ int zf_meta_parse_plain_v3(const char *text, size_t n, zf_plain_meta *out, char 
 {
     memset(out, 0, sizeof *out);
     out->m.zarr_format = 3;
-    cJSON *root = cJSON_ParseWithLength(text, n);
+    cJSON *root = zf_json_parse(text, n);
     int64_t fmt;
     const cJSON *nt = cJSON_GetObjectItemCaseSensitive(root, "node_type");
     int rc;
