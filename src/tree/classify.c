@@ -96,8 +96,9 @@ static int classify_cons_root(zf_walker *w, zf_node_kind *kind, zf_meta *m)
     size_t n;
     const char *doc = zf_cons_root(w->cons, &n);
     if (!doc && w->store->remote && zf_cons_v2_root_group(w->cons)) {
+        const char *attrs = zf_cons_v2_root_attrs(w->cons, &n);
         *kind = ZF_KIND_GROUP;
-        return ZF_OK;
+        return zf_meta_parse_v2_group(attrs, n, m);
     }
     if (!doc)
         return ZF_ENOTFOUND;
@@ -134,15 +135,36 @@ static int classify_cons(zf_walker *w, const char *path, zf_node_kind *kind, zf_
         rc = ZF_ECORRUPT;
     } else if (e->zarr_format == 3)
         rc = zf_meta_parse_v3(e->doc, e->doc_len, kind, m, err, sizeof err);
-    else if (e->v2_group)
+    else if (e->v2_group) {
         *kind = ZF_KIND_GROUP;
-    else
+        rc = zf_meta_parse_v2_group(e->attrs, e->attrs_len, m);
+    } else
         rc = zf_meta_parse_v2(e->doc, e->doc_len, e->attrs, e->attrs_len, kind, m, err, sizeof err);
     if (rc && rc != ZF_ENOMEM) {
         zf_log("%s/%s: consolidated metadata ignored for this node: %s", zf_store_path(w->store),
                path, err);
         return ZF_ENOTFOUND;
     }
+    return rc;
+}
+
+/* a v2 group at path (its .zgroup), with the coordinates attribute of its
+ * .zattrs (a .zattrs that cannot be read says nothing): ZF_OK, or
+ * ZF_ENOTFOUND if there is no .zgroup */
+static int classify_v2_group(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta *m)
+{
+    char key[ZF_KEY_MAX], err[8], *attrs = NULL;
+    size_t n = 0;
+    if (join(key, sizeof key, path, ".zgroup"))
+        return ZF_ENOTFOUND;
+    *kind = ZF_KIND_GROUP;
+    zf_stamp st;
+    mix_stamp(w, key, &st);
+    if (!stamp_usable(&st))
+        return ZF_ENOTFOUND;
+    int rc = read_doc(w, path, ".zattrs", &attrs, &n, err, sizeof err);
+    rc = rc == ZF_ENOMEM ? rc : zf_meta_parse_v2_group(rc == ZF_OK ? attrs : NULL, n, m);
+    free(attrs);
     return rc;
 }
 
@@ -174,13 +196,7 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
         if (rc == ZF_OK)
             rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
     } else if (rc == ZF_ENOTFOUND) {
-        char key[ZF_KEY_MAX];
-        if (join(key, sizeof key, path, ".zgroup"))
-            return ZF_ENOTFOUND;
-        *kind = ZF_KIND_GROUP;
-        zf_stamp st;
-        mix_stamp(w, key, &st);
-        return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
+        return classify_v2_group(w, path, kind, m);
     }
     free(doc);
     free(attrs);

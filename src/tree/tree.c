@@ -171,9 +171,18 @@ void zf_tree_free(zf_tree *t)
     }
     free(t->nodes);
     free(t->by_ino);
-    for (size_t i = 0; i < t->nothers; i++)
-        free(t->others[i]);
-    free(t->others);
+    for (size_t i = 0; i < t->nvars; i++) {
+        free(t->vars[i].path);
+        free(t->vars[i].coordinates);
+        for (unsigned d = 0; d < ZF_MAX_DIMS; d++)
+            free(t->vars[i].dims[d]);
+    }
+    free(t->vars);
+    for (size_t i = 0; i < t->ngroups; i++) {
+        free(t->groups[i].path);
+        free(t->groups[i].coordinates);
+    }
+    free(t->groups);
     free(t->arrays);
     free(t->layouts);
     free(t);

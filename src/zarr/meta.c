@@ -51,6 +51,19 @@ int zf_meta_keep_coordinates(const cJSON *attrs, zf_meta *m)
     return m->coordinates ? ZF_OK : ZF_ENOMEM;
 }
 
+int zf_meta_names_of(const cJSON *shape, const cJSON *names, const cJSON *attrs, zf_meta *m)
+{
+    char err[8];
+    int n = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : -1;
+    m->ndim = n >= 0 && n <= ZF_MAX_DIMS ? (unsigned)n : (unsigned)-1;
+    int rc = m->ndim == (unsigned)-1 ? ZF_OK : zf_meta_parse_dim_names(names, "", m, err, sizeof err);
+    for (unsigned d = 0; rc && d < ZF_MAX_DIMS; d++) { /* invalid names: none */
+        free(m->dim_names[d]);
+        m->dim_names[d] = NULL;
+    }
+    return rc == ZF_ENOMEM ? rc : zf_meta_keep_coordinates(attrs, m);
+}
+
 /* the raw text of the value at the key path keys (NULL-terminated) in the
  * JSON object text; NULL if a key is absent */
 const char *zf_meta_raw_at(const char *text, size_t n, const char *const *keys, size_t *len)

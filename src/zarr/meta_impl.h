@@ -21,6 +21,12 @@
  * it is a string; ZF_OK or ZF_ENOMEM. */
 int zf_meta_keep_coordinates(const cJSON *attrs, zf_meta *m);
 
+/* What xarray reads of an array of another data type or a group (its
+ * labels, coords.c): ndim from the JSON array shape ((unsigned)-1 if it is
+ * none; a group's shape is NULL), dimension names where they are valid, the
+ * coordinates attribute of attrs.  ZF_OK or ZF_ENOMEM. */
+int zf_meta_names_of(const cJSON *shape, const cJSON *names, const cJSON *attrs, zf_meta *m);
+
 /* The raw text of the value at the key path keys (NULL-terminated) in the
  * JSON object text[0..n); NULL if a key is absent. */
 const char *zf_meta_raw_at(const char *text, size_t n, const char *const *keys, size_t *len);

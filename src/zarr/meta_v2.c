@@ -94,6 +94,27 @@ static int parse_v2_dim_names(const char *attrs, size_t n, zf_meta *m, char *err
     return rc;
 }
 
+/* what xarray reads of an array of another type: its dimensions (.zattrs
+ * _ARRAY_DIMENSIONS) and coordinates attribute; ZF_OK or ZF_ENOMEM */
+static int v2_other_names(const cJSON *root, const char *zattrs, size_t n, zf_meta *m)
+{
+    cJSON *attrs = zattrs ? zf_json_parse(zattrs, n) : NULL;
+    int rc = zf_meta_names_of(cJSON_GetObjectItemCaseSensitive(root, "shape"),
+                              cJSON_GetObjectItemCaseSensitive(attrs, "_ARRAY_DIMENSIONS"), attrs, m);
+    cJSON_Delete(attrs);
+    return rc;
+}
+
+int zf_meta_parse_v2_group(const char *zattrs, size_t n, zf_meta *out)
+{
+    memset(out, 0, sizeof *out);
+    out->zarr_format = 2;
+    cJSON *attrs = zattrs ? zf_json_parse(zattrs, n) : NULL;
+    int rc = zf_meta_names_of(NULL, NULL, attrs, out);
+    cJSON_Delete(attrs);
+    return rc;
+}
+
 /* the shape, element count and chunk shape of a .zarray (root; text[0..n)) */
 static int v2_grid(const char *text, size_t n, const cJSON *root, zf_meta *m, char *err,
                    size_t errcap)
@@ -175,7 +196,7 @@ int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t at
             if (rc == ZF_OK)
                 rc = v2_cf_finish(zattrs, attrs_n, out, err, errcap);
         } else {
-            rc = td;
+            rc = td ? td : v2_other_names(root, zattrs, attrs_n, out);
         }
     }
     cJSON_Delete(root);

@@ -193,7 +193,10 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
         static const char *const known[] = {"zarr_format", "node_type", "attributes",
                                             "consolidated_metadata", NULL};
         *kind = ZF_KIND_GROUP;
+        out->zarr_format = 3;
         rc = check_v3_keys(root, known, err, errcap);
+        if (rc == ZF_OK)
+            rc = zf_meta_names_of(NULL, NULL, cJSON_GetObjectItemCaseSensitive(root, "attributes"), out);
     } else {
         int td = v3_is_timedelta(cJSON_GetObjectItemCaseSensitive(root, "data_type"), out, err, errcap);
         const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, "attributes");
@@ -201,7 +204,11 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
             td = zf_cf_units(&out->cf, cJSON_IsObject(attrs) ? attrs : NULL, err, errcap);
         *kind = td == 1 ? ZF_KIND_TIMEDELTA : ZF_KIND_OTHER_ARRAY;
         out->zarr_format = 3;
-        rc = td < 0 ? td : td == 1 ? parse_v3_array(text, n, root, out, err, errcap) : ZF_OK;
+        rc = td < 0   ? td
+           : td == 1 ? parse_v3_array(text, n, root, out, err, errcap)
+                     : zf_meta_names_of(cJSON_GetObjectItemCaseSensitive(root, "shape"),
+                                        cJSON_GetObjectItemCaseSensitive(root, "dimension_names"),
+                                        attrs, out);
     }
     cJSON_Delete(root);
     return zf_meta_end(out, *kind, rc, err, errcap);
