@@ -161,62 +161,94 @@ static int load_src(zf_array *a, pending *p)
     return rc;
 }
 
-/* make column col's table from the time values of p: one format per
- * slice of `slice` values (UINT64_MAX: one for all) */
-static int format_ticks(const zf_array *a, pending *p, uint64_t slice, const char *nat,
-                        zf_labcol *col)
+/* how a time column's values are written: pandas' column format (the
+ * format of each slice of `slice` values: UINT64_MAX one for all), or
+ * another format's text of each value */
+typedef struct tickfmt {
+    zf_format format;
+    zf_pdcsv pd;
+    zf_text_room room;        /* the formatter of another format */
+    zf_pdmode *mode;          /* pandas: per slice */
+    uint64_t slice;
+    const char *nat;
+    size_t nat_len;
+} tickfmt;
+
+/* the text length (to) or text of value i of p */
+static size_t tick_text(const tickfmt *f, const pending *p, uint64_t i, char *to)
+{
+    int64_t v = p->ticks[i];
+    if (v == ZF_NAT) {
+        if (to)
+            memcpy(to, f->nat, f->nat_len);
+        return f->nat_len;
+    }
+    if (f->format != ZF_FORMAT_PANDAS)
+        return to ? zf_text_value(&f->room.text, v, to) : zf_text_len(&f->room.text, v);
+    zf_pdmode m = f->mode[f->slice == UINT64_MAX ? 0 : i / f->slice];
+    if (to)
+        return zf_pdcsv_text(&f->pd, m, v, to);
+    return zf_pdcsv_base_len(&f->pd, v) + zf_pdcsv_extra(m) +
+           (f->pd.values == ZF_VALUES_DURATION && v < 0 && m != ZF_PD_DAYS);
+}
+
+/* set up f for the values of p (pandas: each slice's format); ZF_EUNSUPPORTED
+ * (logged) if they cannot be written so, ZF_ENOMEM */
+static int tickfmt_init(const zf_array *a, pending *p, tickfmt *f)
 {
     const zf_meta *m = zf_array_meta(p->src->arr);
-    zf_pdcsv pd;
-    if (zf_pdcsv_init(&pd, m->values, m->unit, m->scale)) {
+    if (f->format != ZF_FORMAT_PANDAS) {
+        int rc = zf_text_init(&f->room, m->values, f->format, m->unit, m->scale, ""); /* (NaT: f->nat) */
+        return rc ? ZF_EUNSUPPORTED : ZF_OK;
+    }
+    if (zf_pdcsv_init(&f->pd, m->values, m->unit, m->scale)) {
         log_src(a, p->src, "its unit cannot be written as pandas does");
         return ZF_EUNSUPPORTED;
     }
-    size_t nat_len = strlen(nat);
-    uint64_t bytes = 0;
-    zf_pdmode *mode = NULL;
-    uint64_t nslices = slice == UINT64_MAX ? 1 : (p->n + slice - 1) / slice;
-    if (!(mode = malloc((size_t)(nslices ? nslices : 1) * sizeof *mode)) ||
-        !(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start))) {
-        free(mode);
+    uint64_t nslices = f->slice == UINT64_MAX ? 1 : (p->n + f->slice - 1) / f->slice;
+    if (!(f->mode = malloc((size_t)(nslices ? nslices : 1) * sizeof *f->mode)))
         return ZF_ENOMEM;
-    }
     for (uint64_t k = 0; k < nslices; k++) {
-        uint64_t lo = slice == UINT64_MAX ? 0 : k * slice, hi = slice == UINT64_MAX || p->n - lo < slice ? p->n : lo + slice;
-        mode[k] = zf_pdcsv_mode(&pd, zf_pdcsv_parts_of(&pd, p->ticks + lo, (size_t)(hi - lo)));
-        for (uint64_t i = lo; i < hi; i++) {
-            int64_t v = p->ticks[i];
-            bytes += v == ZF_NAT ? nat_len
-                                 : zf_pdcsv_base_len(&pd, v) + zf_pdcsv_extra(mode[k]) +
-                                       (m->values == ZF_VALUES_DURATION && v < 0 && mode[k] != ZF_PD_DAYS);
-        }
+        uint64_t lo = f->slice == UINT64_MAX ? 0 : k * f->slice;
+        uint64_t hi = f->slice == UINT64_MAX || p->n - lo < f->slice ? p->n : lo + f->slice;
+        f->mode[k] = zf_pdcsv_mode(&f->pd, zf_pdcsv_parts_of(&f->pd, p->ticks + lo, (size_t)(hi - lo)));
     }
+    return ZF_OK;
+}
+
+/* make column col's table from the time values of p, in format (pandas:
+ * its column format, one per slice of `slice` values; UINT64_MAX: one for
+ * all), NaT as nat */
+static int format_ticks(const zf_array *a, pending *p, zf_format format, uint64_t slice,
+                        const char *nat, zf_labcol *col)
+{
+    tickfmt f = {.format = format, .slice = slice, .nat = nat, .nat_len = strlen(nat)};
+    int rc = tickfmt_init(a, p, &f);
+    uint64_t bytes = 0;
+    for (uint64_t i = 0; rc == ZF_OK && i < p->n; i++)
+        bytes += tick_text(&f, p, i, NULL);
     uint64_t need = bytes + (p->n + 1) * sizeof *col->start;
-    if (!reserve(need)) {
-        free(mode);
+    if (rc == ZF_OK && !reserve(need)) {
         log_src(a, p->src, "its text is more than the label memory left allows");
-        return ZF_EUNSUPPORTED;
+        rc = ZF_EUNSUPPORTED;
     }
-    col->reserved = need;
-    if (!(col->text = malloc((size_t)bytes + ZF_VALUE_MAX))) {
-        free(mode);
-        return ZF_ENOMEM;
+    if (rc == ZF_OK) {
+        col->reserved = need;
+        if (!(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start)) ||
+            !(col->text = malloc((size_t)bytes + ZF_VALUE_MAX)))
+            rc = ZF_ENOMEM;
     }
     uint64_t at = 0;
-    for (uint64_t i = 0; i < p->n; i++) {
+    for (uint64_t i = 0; rc == ZF_OK && i < p->n; i++) {
         col->start[i] = at;
-        int64_t v = p->ticks[i];
-        if (v == ZF_NAT) {
-            memcpy(col->text + at, nat, nat_len);
-            at += nat_len;
-        } else {
-            at += zf_pdcsv_text(&pd, mode[slice == UINT64_MAX ? 0 : i / slice], v, col->text + at);
-        }
+        at += tick_text(&f, p, i, col->text + at);
     }
-    col->start[p->n] = at;
-    col->nfields = p->n;
-    free(mode);
-    return ZF_OK;
+    if (rc == ZF_OK) {
+        col->start[p->n] = at;
+        col->nfields = p->n;
+    }
+    free(f.mode);
+    return rc;
 }
 
 /* the header text of a column: name CSV-quoted */
@@ -248,12 +280,13 @@ static void pending_free(pending *p)
 }
 
 /* make col from a loaded source: its table (time values formatted here) */
-static int fill_col(const zf_array *a, pending *p, uint64_t slice, const char *nat, zf_labcol *col)
+static int fill_col(const zf_array *a, pending *p, zf_format format, uint64_t slice,
+                    const char *nat, zf_labcol *col)
 {
     col->dim = p->src->dim;
     memcpy(col->stride, p->stride, sizeof col->stride);
     if (p->ticks) {
-        int rc = format_ticks(a, p, slice, nat, col);
+        int rc = format_ticks(a, p, format, slice, nat, col);
         if (rc)
             return rc;
     } else { /* the loader's table: ownership moves to the column */
@@ -282,8 +315,8 @@ static void col_clear(zf_labcol *col)
     memset(col, 0, sizeof *col);
 }
 
-int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *nat,
-                   zf_labels **out)
+int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format format,
+                   const char *nat, zf_labels **out)
 {
     const zf_meta *am = zf_array_meta(a);
     zf_labels *lb = calloc(1, sizeof *lb);
@@ -311,7 +344,7 @@ int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *na
         unsigned i = 0;
         while (i < n && !(ok[i] && src[i].dim == (int)d))
             i++;
-        if (i < n && (rc = fill_col(a, &p[i], slice, nat, col)) != ZF_ENOMEM && rc) {
+        if (i < n && (rc = fill_col(a, &p[i], format, slice, nat, col)) != ZF_ENOMEM && rc) {
             col_clear(col);
             rc = ZF_OK;
             i = n;
@@ -323,7 +356,7 @@ int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *na
         if (!ok[i] || src[i].dim >= 0)
             continue;
         zf_labcol *col = &lb->cols[lb->ncols];
-        if ((rc = fill_col(a, &p[i], slice, nat, col)) == ZF_OK)
+        if ((rc = fill_col(a, &p[i], format, slice, nat, col)) == ZF_OK)
             lb->ncols++, lb->ndata++;
         else if (rc != ZF_ENOMEM) {
             col_clear(col);

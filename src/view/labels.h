@@ -9,7 +9,8 @@
  * damaged or of a type not shown falls back to the index, or is left out,
  * with a log line).  Time coordinates (zf_array) are
  * decoded by their array's codecs, outside the cache (so that their own size
- * pass reads every chunk itself), in pandas' column format (text/pdcsv.h);
+ * pass reads every chunk itself), in pandas' column format (text/pdcsv.h)
+ * or the text of another -o format;
  * others through label/coordtext.h.  Immutable once loaded; shared by readers. */
 #ifndef ZF_LABELS_H
 #define ZF_LABELS_H
@@ -55,11 +56,13 @@ typedef struct zf_labels {
  * the n sources src (at most one per dimension, dim >= 0; non-dimension
  * ones, dim -1, in column order).  A coordinate's dimensions are matched to
  * the array's by name (a dimension coordinate: 1-D along its dimension);
- * one whose dimensions are not among the array's is left out, as xarray does.  nat is the CSV text of
- * NaT in a time label.  *out owns the tables (zf_labels_free).  ZF_OK or
- * ZF_ENOMEM; a source that cannot be used is logged and replaced. */
-int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *nat,
-                   zf_labels **out);
+ * one whose dimensions are not among the array's is left out, as xarray
+ * does.  Time labels are written in format (pandas: the column format
+ * pandas chooses), NaT as nat (its CSV text).  *out owns the tables
+ * (zf_labels_free).  ZF_OK or ZF_ENOMEM; a source that cannot be used is
+ * logged and replaced. */
+int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format format,
+                   const char *nat, zf_labels **out);
 
 /* Free labels; NULL is allowed. */
 void zf_labels_free(zf_labels *lb);

@@ -305,7 +305,7 @@ static int setup_labels(zf_layout *l)
         l->labels_off = 1;
         return ZF_OK;
     }
-    int rc = zf_labels_load(l->a, l->srcs, l->nsrcs, l->csvtext->nat, &l->lab);
+    int rc = zf_labels_load(l->a, l->srcs, l->nsrcs, l->format, l->csvtext->nat, &l->lab);
     if (rc)
         return rc;
     zf_sbuf sb = {0};
