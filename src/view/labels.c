@@ -290,6 +290,8 @@ static int fill_col(const zf_array *a, pending *p, zf_format format, uint64_t sl
         if (rc)
             return rc;
     } else { /* the loader's table: ownership moves to the column */
+        if (p->src->dim >= 0 && zf_array_meta(a)->ndim > 1 && zf_coordtext_level(&p->ct))
+            return ZF_ENOMEM; /* a level of pandas' MultiIndex */
         uint64_t need = p->ct.start[p->ct.n] + (p->ct.n + 1) * sizeof *p->ct.start;
         if (!reserve(need)) {
             log_src(a, p->src, "its text is more than the label memory left allows");

@@ -271,6 +271,8 @@ void zf_plain_meta_clear(zf_plain_meta *p)
     for (unsigned i = 0; i < p->ncodecs; i++)
         zf_codec_free(p->codecs[i]);
     p->ncodecs = 0;
+    zf_pipeline_free(p->shard);
+    p->shard = NULL;
 }
 
 /* a fixed string length in bytes: 1 .. 2^20, a multiple of unit */
@@ -369,10 +371,11 @@ int zf_plain_add_codec(zf_plain_meta *p, zf_codec *c, char *err, size_t errcap)
  * of at most 2^28 elements */
 static int plain_finish(zf_plain_meta *p, char *err, size_t errcap)
 {
-    int rc = chunk_fits(p->m.ndim, p->m.chunks, err, errcap);
+    if (!p->shard)
+        memcpy(p->m.read_chunks, p->m.chunks, sizeof p->m.chunks);
+    int rc = chunk_fits(p->m.ndim, p->m.read_chunks, err, errcap);
     if (rc)
         return rc;
-    memcpy(p->m.read_chunks, p->m.chunks, sizeof p->m.chunks);
     if (p->m.pipeline)
         zf_pipeline_set_fill(p->m.pipeline, p->m.cf.fill_raw);
     return ZF_OK;

@@ -100,8 +100,11 @@ typedef struct zf_plain_meta {
     zf_plain_type type;
     uint32_t item_bytes;  /* UTF32 and BYTES: bytes per element */
     int big_endian;       /* UTF32: byte order of the code units */
-    unsigned ncodecs;     /* strings: bytes->bytes codecs, in encode order */
+    unsigned ncodecs;     /* strings: bytes->bytes codecs, in encode order (of each
+                             inner chunk when sharded) */
     zf_codec *codecs[ZF_PLAIN_MAX_CODECS]; /* owned */
+    zf_pipeline *shard;   /* strings in shards (v3 sharding_indexed): its frame (the
+                             index; m.read_chunks the inner chunk shape), owned; else NULL */
 } zf_plain_meta;
 
 /* Parse v3 zarr.json text of a plain array (not a time type) into *out,

@@ -266,11 +266,37 @@ static int plain_v3_string_codec(zf_plain_meta *p, const cJSON *entry, char *err
     return zf_json_only_keys(config, bytes_keys, name, err, errcap);
 }
 
+static int plain_v3_string_codecs(zf_plain_meta *p, const cJSON *codecs, char *err, size_t errcap);
+
+/* a string array in shards: the sharding_indexed codec (its configuration
+ * config) alone, its inner chunks' codecs those of a string chunk */
+static int plain_v3_string_shard(zf_plain_meta *p, const cJSON *config, const cJSON *after,
+                                 char *err, size_t errcap)
+{
+    if (p->shard)
+        return ERR(ZF_EUNSUPPORTED, "nested sharding of strings is not supported");
+    if (after)
+        return ERR(ZF_EUNSUPPORTED, "a codec over whole shards of strings is not supported");
+    int rc = zf_pipeline_shard_frame(config, p->m.ndim, p->m.chunks, &p->shard, err, errcap);
+    if (rc)
+        return rc;
+    const uint64_t *inner;
+    zf_pipeline_inner(p->shard, &inner);
+    memcpy(p->m.read_chunks, inner, p->m.ndim * sizeof *inner);
+    return plain_v3_string_codecs(p, cJSON_GetObjectItemCaseSensitive(config, "codecs"), err,
+                                  errcap);
+}
+
 /* the v3 codecs of a string array: the array->bytes codec, then bytes->bytes ones */
 static int plain_v3_string_codecs(zf_plain_meta *p, const cJSON *codecs, char *err, size_t errcap)
 {
     if (!cJSON_IsArray(codecs) || !codecs->child)
         return ERR(ZF_ECORRUPT, "\"codecs\" must be a non-empty array");
+    const char *name;
+    const cJSON *config;
+    if (zf_json_entry(codecs->child, &name, &config, err, errcap) == ZF_OK &&
+        !strcmp(name, "sharding_indexed"))
+        return plain_v3_string_shard(p, config, codecs->child->next, err, errcap);
     int rc = plain_v3_string_codec(p, codecs->child, err, errcap);
     for (const cJSON *e = codecs->child->next; e && rc == ZF_OK; e = e->next) {
         zf_codec *c = NULL;
