@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/half.h"
 #include "chunk/convert_impl.h"
 #include "chunk/epoch.h"
 
@@ -98,10 +99,11 @@ static inline int from_u64(const rule *r, uint64_t u, int64_t *t)
     return __builtin_mul_overflow(v, pow1000[r->ulevel - r->level], t) ? -1 : 0;
 }
 
-/* a float count about to be scaled: in float64, or (float32 data in s..ns)
- * in float32; kind 0 for NaN (NaT), -1 for an infinity */
+/* a float count about to be scaled: in float64, or (float32 and float16
+ * data in s..ns) in their own precision; kind 0 for NaN (NaT), -1 for an
+ * infinity */
 typedef struct fnum {
-    int kind; /* 1 float64, 2 float32 */
+    int kind; /* 1 float64, 2 float32, 3 float16 (held in f) */
     double d;
     float f;
 } fnum;
@@ -124,8 +126,10 @@ static inline double unpacked(const zf_cf *cf, const ev *e)
 static inline fnum float_count(const rule *r, const ev *e)
 {
     const zf_cf *cf = r->cf;
-    if (cf->pack == ZF_CF_PACK_NONE && cf->path == ZF_CF_PATH_F32 && !r->coarse)
-        return (fnum){isnan(e->f) ? 0 : isinf(e->f) ? -1 : 2, 0.0, e->f};
+    if (cf->pack == ZF_CF_PACK_NONE && (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F16) &&
+        !r->coarse)
+        return (fnum){isnan(e->f) ? 0 : isinf(e->f) ? -1 : cf->path == ZF_CF_PATH_F16 ? 3 : 2, 0.0,
+                      e->f};
     double d = unpacked(cf, e);
     if (isnan(d) || isinf(d))
         return (fnum){isnan(d) ? 0 : -1, 0.0, 0.0f};
@@ -138,7 +142,10 @@ static inline fnum float_count(const rule *r, const ev *e)
 static inline int steps_needed(fnum v, int max)
 {
     int k = 0;
-    if (v.kind == 2)
+    if (v.kind == 3)
+        for (; k < max && v.f != truncf(v.f); k++)
+            v.f = zf_half_round(v.f * 1000.0f);
+    else if (v.kind == 2)
         for (; k < max && v.f != truncf(v.f); k++)
             v.f *= 1000.0f;
     else if (v.kind == 1)
@@ -157,7 +164,11 @@ static inline int from_float(const rule *r, fnum v, int64_t *t)
         return v.kind; /* NaN: NaT; an infinity: beyond range */
     }
     double y;
-    if (v.kind == 2) {
+    if (v.kind == 3) {
+        for (int k = 0; k < r->steps; k++)
+            v.f = zf_half_round(v.f * 1000.0f);
+        y = truncf(v.f);
+    } else if (v.kind == 2) {
         for (int k = 0; k < r->steps; k++)
             v.f *= 1000.0f;
         y = truncf(v.f);
@@ -215,7 +226,8 @@ static inline int from_i64_pack(const rule *r, const ev *e, int64_t *t)
 static inline int float_path(const zf_cf *cf)
 {
     return cf->pack == ZF_CF_PACK_F64 ||
-           (cf->pack == ZF_CF_PACK_NONE && (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F64));
+           (cf->pack == ZF_CF_PACK_NONE && (cf->path == ZF_CF_PATH_F16 || cf->path == ZF_CF_PATH_F32 ||
+                                            cf->path == ZF_CF_PATH_F64));
 }
 
 /* the ticks of one element: mask, pack, decode */
@@ -236,6 +248,7 @@ static inline int convert(const rule *r, ev e, int64_t *t)
 
 #define EV_SIGNED(x) ((ev){(int64_t)(x), (uint64_t)(int64_t)(x), (double)(x), 0.0f, 0})
 #define EV_UNSIGNED(x) ((ev){wrap_i64(x), (uint64_t)(x), (double)(x), 0.0f, 0})
+#define EV_F16(x) ((ev){0, 0, (double)zf_half_to_float(x), zf_half_to_float(x), 1})
 #define EV_F32(x) ((ev){0, 0, (double)(x), (x), 1})
 #define EV_F64(x) ((ev){0, 0, (x), 0.0f, 1})
 
@@ -283,6 +296,7 @@ CONVERT_LOOPS(loop_u8, uint8_t, EV_UNSIGNED)
 CONVERT_LOOPS(loop_u16, uint16_t, EV_UNSIGNED)
 CONVERT_LOOPS(loop_u32, uint32_t, EV_UNSIGNED)
 CONVERT_LOOPS(loop_u64, uint64_t, EV_UNSIGNED)
+CONVERT_LOOPS(loop_f16, uint16_t, EV_F16)
 CONVERT_LOOPS(loop_f32, float, EV_F32)
 CONVERT_LOOPS(loop_f64, double, EV_F64)
 
@@ -295,11 +309,11 @@ static void pick_loops(zf_elem e, loop_fn *loop, steps_fn *steps)
     static const loop_fn loops[3][4] = {
         {loop_i8, loop_i16, loop_i32, loop_i64},
         {loop_u8, loop_u16, loop_u32, loop_u64},
-        {NULL, NULL, loop_f32, loop_f64}};
+        {NULL, loop_f16, loop_f32, loop_f64}};
     static const steps_fn stepss[3][4] = {
         {loop_i8_steps, loop_i16_steps, loop_i32_steps, loop_i64_steps},
         {loop_u8_steps, loop_u16_steps, loop_u32_steps, loop_u64_steps},
-        {NULL, NULL, loop_f32_steps, loop_f64_steps}};
+        {NULL, loop_f16_steps, loop_f32_steps, loop_f64_steps}};
     unsigned w = e.size == 1 ? 0 : e.size == 2 ? 1 : e.size == 4 ? 2 : 3;
     unsigned k = e.kind == ZF_ELEM_INT ? 0 : e.kind == ZF_ELEM_UINT ? 1 : 2;
     *loop = loops[k][w];
@@ -346,7 +360,7 @@ static ev elem_at(zf_elem e, const uint8_t *p)
             uint32_t u4; uint64_t u8; float f4; double f8; } v;
     memcpy(&v, p, e.size);
     if (e.kind == ZF_ELEM_FLOAT)
-        return e.size == 4 ? EV_F32(v.f4) : EV_F64(v.f8);
+        return e.size == 2 ? EV_F16(v.u2) : e.size == 4 ? EV_F32(v.f4) : EV_F64(v.f8);
     if (e.kind == ZF_ELEM_INT)
         return EV_SIGNED(e.size == 1 ? v.i1 : e.size == 2 ? v.i2 : e.size == 4 ? v.i4 : v.i8);
     return EV_UNSIGNED(e.size == 1 ? v.u1 : e.size == 2 ? v.u2 : e.size == 4 ? v.u4 : v.u8);
@@ -368,10 +382,13 @@ static void overflow_reason(const rule *r, const uint8_t *p, const char *at, cha
         snprintf(v, sizeof v, "%llu", (unsigned long long)e.u);
     int64_t t;
     double d = e.is_float || cf->pack == ZF_CF_PACK_F64 ? unpacked(cf, &e) : 0.0;
+    static const char *const level_unit[4] = {"s", "ms", "us", "ns"};
+    int half = cf->path == ZF_CF_PATH_F16 && cf->pack == ZF_CF_PACK_NONE && !r->coarse;
     if (fabs(d) < 0x1p63 && convert(r, e, &t) == -2) /* (xarray checks the counts first) */
-        snprintf(err, errcap, "%sstored value %s is beyond int64 once made %s (x 1000^%d): "
-                 "not shown, as xarray's cast to int64 overflows there and gives NaT instead "
-                 "of the stored duration", at, v, r->level + r->steps == 3 ? "ns" : "finer",
+        snprintf(err, errcap, "%sstored value %s is beyond %s once made %s (x 1000^%d, as the "
+                 "chunk's finest value needs): not shown, as xarray's cast to int64 overflows "
+                 "there and gives NaT instead of the stored duration", at, v,
+                 half ? "float16 (multiplied in float16)" : "int64", level_unit[r->level + r->steps],
                  r->steps);
     else
         snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks: not shown, as "

@@ -28,7 +28,7 @@ static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, zf_elem e
 {
     unsigned esize = elem.size;
     if ((esize != 1 && esize != 2 && esize != 4 && esize != 8) ||
-        (elem.kind == ZF_ELEM_FLOAT && esize < 4)) {
+        (elem.kind == ZF_ELEM_FLOAT && esize < 2)) {
         snprintf(err, errcap, "elements of %u bytes are not supported", esize);
         return NULL;
     }
@@ -161,6 +161,9 @@ static int add_filter(zf_pipeline *p, zf_filter *f, char *err, size_t errcap)
     int rc = ZF_OK;
     if (p->nfilters == ZF_MAX_CODECS) {
         snprintf(err, errcap, "more than %d filters", ZF_MAX_CODECS);
+        rc = ZF_EUNSUPPORTED;
+    } else if (p->elem.kind == ZF_ELEM_FLOAT && p->elem.size == 2) {
+        snprintf(err, errcap, "%s on float16 data is not supported", zf_filter_name(f));
         rc = ZF_EUNSUPPORTED;
     } else if (!zf_elem_same_bits(want, got) && p->nfilters == 0) {
         snprintf(err, errcap, "%s: decodes to %s, but the array has %s elements",

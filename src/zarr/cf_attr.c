@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/half.h"
 #include "base/json.h"
 #include "cf_impl.h"
 
@@ -90,7 +91,8 @@ static const struct {
     {"int32", 'i', {ZF_ELEM_INT, 4}},   {"int64", 'i', {ZF_ELEM_INT, 8}},
     {"uint8", 'u', {ZF_ELEM_UINT, 1}},  {"uint16", 'u', {ZF_ELEM_UINT, 2}},
     {"uint32", 'u', {ZF_ELEM_UINT, 4}}, {"uint64", 'u', {ZF_ELEM_UINT, 8}},
-    {"float32", 'f', {ZF_ELEM_FLOAT, 4}}, {"float64", 'f', {ZF_ELEM_FLOAT, 8}},
+    {"float16", 'f', {ZF_ELEM_FLOAT, 2}}, {"float32", 'f', {ZF_ELEM_FLOAT, 4}},
+    {"float64", 'f', {ZF_ELEM_FLOAT, 8}},
 };
 #define N_ELEM_TYPES (sizeof elem_types / sizeof elem_types[0])
 
@@ -158,10 +160,13 @@ static int put_int(zf_elem e, int neg, uint64_t mag, uint8_t *out)
     return 1;
 }
 
-/* store the double d as a float element of size 4 or 8 */
+/* store the double d as a float element of size 2, 4 or 8 */
 static void put_float(unsigned size, double d, uint8_t *out)
 {
-    if (size == 4) {
+    if (size == 2) {
+        uint16_t h = zf_float_to_half((float)d);
+        memcpy(out, &h, 2);
+    } else if (size == 4) {
         float f = (float)d;
         memcpy(out, &f, 4);
     } else {
@@ -182,7 +187,10 @@ static int put_hex(unsigned size, const char *s, uint8_t *out)
             return 0;
         v = v << 4 | (unsigned)h;
     }
-    if (size == 4) {
+    if (size == 2) {
+        uint16_t b = (uint16_t)v;
+        memcpy(out, &b, 2);
+    } else if (size == 4) {
         uint32_t b = (uint32_t)v;
         memcpy(out, &b, 4);
     } else {
@@ -400,7 +408,10 @@ static int v2_fill_mask(const zf_cf *cf, zf_cf_mask *m, char *err, size_t errcap
     const uint8_t *b = cf->fill_raw;
     if (cf->elem.kind == ZF_ELEM_FLOAT) {
         float f;
-        if (cf->elem.size == 4)
+        uint16_t h;
+        if (cf->elem.size == 2)
+            memcpy(&h, b, 2), n.d = zf_half_to_float(h);
+        else if (cf->elem.size == 4)
             memcpy(&f, b, 4), n.d = f;
         else
             memcpy(&n.d, b, 8);

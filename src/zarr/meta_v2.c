@@ -213,6 +213,8 @@ static int plain_v2_type(const cJSON *dt, zf_plain_meta *p, int *big, char *err,
     snprintf(p->m.dtype_text, sizeof p->m.dtype_text, "%s", s);
     if (zf_cf_v2_elem(s, &p->m.elem, big)) {
         p->type = ZF_PLAIN_NUMBER;
+        if (p->m.elem.kind == ZF_ELEM_FLOAT && p->m.elem.size == 2)
+            return ERR(ZF_EUNSUPPORTED, "float16 coordinates are not supported");
         return ZF_OK;
     }
     if (!strcmp(s, "|b1") || !strcmp(s, "|O")) {

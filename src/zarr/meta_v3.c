@@ -224,6 +224,9 @@ static int plain_v3_type(const cJSON *dt, zf_plain_meta *p, char *err, size_t er
         return rc;
     p->m.elem = (zf_elem){ZF_ELEM_UINT, 1};
     snprintf(p->m.dtype_text, sizeof p->m.dtype_text, "%s", name);
+    if (zf_cf_v3_elem(name, &p->m.elem) == ZF_OK && p->m.elem.size == 2 &&
+        p->m.elem.kind == ZF_ELEM_FLOAT)
+        return ERR(ZF_EUNSUPPORTED, "float16 coordinates are not supported");
     if (zf_cf_v3_elem(name, &p->m.elem) == ZF_OK)
         p->type = ZF_PLAIN_NUMBER;
     else if (!strcmp(name, "bool"))
