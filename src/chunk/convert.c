@@ -20,6 +20,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
@@ -392,7 +393,7 @@ static void overflow_reason(const rule *r, const uint8_t *p, const char *at, cha
                  r->steps);
     else
         snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks: not shown, as "
-                 "xarray raises OutOfBoundsTimedelta for it", at, v, zf_unit_name(cf->unit));
+                 "xarray raises OutOfBoundsTimedelta for it", at, v, level_unit[r->ulevel]);
 }
 
 /* the fast loops' constants (convert_impl.h) for a chunk under rule r, if
@@ -437,14 +438,24 @@ static uint64_t convert_fast(rule *r, zf_fast *f, void *buf, uint64_t n)
 }
 
 /* convert n elements at buf in place; on failure the reason goes to err,
- * after "element K: " when many */
-static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err, size_t errcap)
+ * after "element K: " when many.  coarser (NULL: never) lets float
+ * durations whose ticks would overflow ns be decoded at xarray's unit for
+ * the chunk (the dtype attribute's, or the finest its values need) instead:
+ * *coarser is how many factors of 1000 coarser than ns that is. */
+static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, unsigned *coarser,
+                     char *err, size_t errcap)
 {
     rule r = make_rule(cf);
     loop_fn loop;
     steps_fn steps;
     pick_loops(cf->elem, &loop, &steps);
     zf_fast f;
+    size_t bytes = (size_t)n * cf->elem.size;
+    uint8_t *copy = NULL; /* the stored elements, for a second try at a coarser unit */
+    if (coarser && zf_convert_may_coarsen(cf) && !(copy = malloc(bytes ? bytes : 1)))
+        return snprintf(err, errcap, "out of memory"), ZF_ENOMEM;
+    if (copy)
+        memcpy(copy, buf, bytes);
     int fast = fast_rule(&r, &f);
     uint64_t done = fast ? convert_fast(&r, &f, buf, n) : 0, bad = 0;
     if (!fast && float_path(cf) && cf->how != ZF_CF_SINCE)
@@ -454,6 +465,15 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
         rc = loop(&r, (uint8_t *)buf + done * cf->elem.size, n - done, &bad);
         bad += done;
     }
+    int level = r.level + r.steps > unit_level(cf->target) ? r.level + r.steps
+                                                           : unit_level(cf->target);
+    if (rc && copy && level < 3) { /* xarray's unit for the chunk, coarser than ns */
+        memcpy(buf, copy, bytes);
+        r.ulevel = level;
+        if ((rc = loop(&r, buf, n, &bad)) == ZF_OK)
+            *coarser = (unsigned)(3 - level);
+    }
+    free(copy);
     if (rc == ZF_OK && cf->how == ZF_CF_SINCE) /* counts since DATE -> time stamps */
         return zf_epoch_add(cf, buf, n, many, err, errcap);
     if (rc) {
@@ -465,9 +485,17 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
     return rc;
 }
 
-int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *shape,
-                     const uint64_t *valid, char *err, size_t errcap)
+int zf_convert_may_coarsen(const zf_cf *cf)
 {
+    return float_path(cf) && cf->how != ZF_CF_SINCE && cf->how != ZF_CF_NATIVE &&
+           unit_level(cf->target) < 3;
+}
+
+int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *shape,
+                     const uint64_t *valid, unsigned *coarser, char *err, size_t errcap)
+{
+    if (coarser)
+        *coarser = 0;
     if (cf->how == ZF_CF_NATIVE)
         return ZF_OK;
     uint64_t n = 1;
@@ -475,7 +503,7 @@ int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *
         n *= shape[d];
     if (has_padding(ndim, shape, valid))
         zero_padding(buf, cf->elem.size, ndim, shape, valid);
-    return convert_n(cf, buf, n, 1, err, errcap);
+    return convert_n(cf, buf, n, 1, coarser, err, errcap);
 }
 
 int zf_convert_one(const zf_cf *cf, const void *elem, int64_t *out, char *err, size_t errcap)
@@ -486,7 +514,7 @@ int zf_convert_one(const zf_cf *cf, const void *elem, int64_t *out, char *err, s
         return ZF_OK;
     }
     memcpy(buf, elem, cf->elem.size);
-    int rc = convert_n(cf, buf, 1, 0, err, errcap);
+    int rc = convert_n(cf, buf, 1, 0, NULL, err, errcap);
     if (rc == ZF_OK)
         memcpy(out, buf, 8);
     return rc;

@@ -102,6 +102,19 @@ static void place_chunk(const zf_array *c, uint64_t ci, const zf_chunk *ch, int6
     }
 }
 
+/* make the values of a chunk decoded at a coarser unit (ch->coarser) ticks
+ * of the array's unit; ZF_EUNSUPPORTED (why filled in) where they overflow */
+static int uncoarsen(zf_chunk *ch, int64_t *buf, uint64_t n, char *why, size_t cap)
+{
+    static const int64_t mult[4] = {1, 1000, 1000000, 1000000000};
+    for (uint64_t i = 0; ch->values && ch->coarser && i < n; i++)
+        if (buf[i] != ZF_NAT && __builtin_mul_overflow(buf[i], mult[ch->coarser & 3], &buf[i])) {
+            snprintf(why, cap, "its values are beyond int64 ticks of its unit");
+            return ZF_EUNSUPPORTED;
+        }
+    return ZF_OK;
+}
+
 /* read a time coordinate's values; ZF_OK, or an error with why filled in */
 static int read_ticks(pending *p, char *why, size_t cap)
 {
@@ -121,11 +134,11 @@ static int read_ticks(pending *p, char *why, size_t cap)
      * chunks itself (an unlisted store learns their versions that way) */
     for (uint64_t ci = 0; rc == ZF_OK && ci < zf_array_nchunks(c); ci++) {
         zf_chunk ch;
-        if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)) == ZF_OK)
-            place_chunk(c, ci, &ch, p->ticks);
-        else
+        if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)))
             snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)ci,
                      zf_strerror(rc));
+        else if ((rc = uncoarsen(&ch, buf, per, why, cap)) == ZF_OK)
+            place_chunk(c, ci, &ch, p->ticks);
     }
     free(buf);
     free(raw.p);

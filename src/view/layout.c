@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "chunk/convert.h"
 #include "view/idxcache.h"
 #include "view/info.h"
 #include "layout_impl.h"
@@ -40,6 +41,21 @@ static int build_header(zf_layout *l, const char *name)
         return ZF_ENOMEM;
     l->header = sb.data;
     l->header_len = sb.len;
+    return ZF_OK;
+}
+
+/* the texts of chunks decoded at the coarser units us, ms and s (zf_coarse) */
+static int coarse_texts(zf_layout *l, const zf_layout_opts *opts, const char *qnat)
+{
+    if (!(l->coarse = calloc(1, sizeof *l->coarse)))
+        return ZF_ENOMEM;
+    for (unsigned k = 1; k <= 3; k++) {
+        zf_unit u = (zf_unit)(ZF_UNIT_ns - k);
+        if (zf_text_init(&l->coarse->txt[k], l->m->values, opts->format, u, 1, opts->nat) ||
+            zf_text_init(&l->coarse->csv[k], l->m->values, opts->format, u, 1, qnat) ||
+            zf_pdcsv_init(&l->coarse->pd[k], l->m->values, u, 1))
+            return ZF_EINVAL;
+    }
     return ZF_OK;
 }
 
@@ -90,6 +106,10 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->threads = opts->threads ? opts->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->cv, NULL);
+    if (zf_convert_may_coarsen(&l->m->cf) && coarse_texts(l, opts, qnat)) {
+        zf_layout_free(l);
+        return NULL;
+    }
     return l;
 }
 
@@ -104,6 +124,7 @@ void zf_layout_free(zf_layout *l)
     free(l->name);
     free(l->index_dir);
     free(l->info);
+    free(l->coarse);
     free(l->srcs);
     zf_labels_free(l->lab);
     free(l->bnn);

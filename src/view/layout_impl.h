@@ -9,11 +9,21 @@
 #include "text/text.h"
 #include "view/layout.h"
 
+/* the texts of the chunks a CF float duration array decodes at a coarser
+ * unit than its own (zf_chunk.coarser k: ticks of 1000^k ns), [k] for
+ * k = 1..3 (us, ms, s) */
+typedef struct zf_coarse {
+    zf_text_room txt[4], csv[4];
+    zf_pdcsv pd[4];
+} zf_coarse;
+
 struct zf_layout {
     zf_array *a;
     const zf_meta *m;
     zf_text_room dur, csvdur;     /* storage of the element type's formatters */
     const zf_text *text, *csvtext;/* all the view uses of them (.txt, .csv) */
+    zf_coarse *coarse;            /* chunks decoded at a coarser unit, if the array can
+                                     have them (chunk/convert.h); else NULL */
     int csv_nat_differs;
     char *header;
     size_t header_len;
@@ -49,6 +59,23 @@ struct zf_layout {
                                      (after the pass) the zf_pdmode of its slice */
     size_t info_len;
 };
+
+/* How the values of a chunk are written: their .txt and .csv texts, and
+ * pandas' column format (set up with the labels). */
+typedef struct zf_vtext {
+    const zf_text *txt, *csv;
+    const zf_pdcsv *pd;
+} zf_vtext;
+
+/* The texts of the values of a chunk whose ticks are `coarser` steps of
+ * 1000 coarser than the array's (zf_chunk.coarser). */
+static inline zf_vtext zf_layout_vtext(const zf_layout *l, unsigned coarser)
+{
+    if (!coarser || coarser > 3 || !l->coarse)
+        return (zf_vtext){l->text, l->csvtext, &l->pd};
+    return (zf_vtext){&l->coarse->txt[coarser].text, &l->coarse->csv[coarser].text,
+                      &l->coarse->pd[coarser]};
+}
 
 /* Whether chunk ci failed to decode (lock-free; marks are only ever added). */
 static inline int zf_layout_is_bad(const zf_layout *l, uint64_t ci)

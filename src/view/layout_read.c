@@ -21,6 +21,7 @@ typedef struct runcol {
 
 typedef struct reader {
     zf_layout *l;
+    int csv;             /* the .csv (else the .txt) */
     const zf_text *text; /* the value column's text (.txt: one line per value) */
     const zf_pdcsv *pd;  /* labelled .csv in pandas' format: the value column as pandas
                             writes its slice (l->bmode), else NULL */
@@ -292,6 +293,16 @@ static void prefetch_ahead(zf_layout *l, uint64_t ci)
             zf_array_prefetch(l->a, k);
 }
 
+/* the value column's texts of the chunk whose ticks are `coarser` steps of
+ * 1000 coarser than the array's: .txt the values' text; .csv their .csv
+ * text, in pandas' column format where labelled */
+static void value_texts(reader *r, unsigned coarser)
+{
+    zf_vtext vt = zf_layout_vtext(r->l, coarser);
+    r->text = r->csv ? vt.csv : vt.txt;
+    r->pd = r->csv && r->l->lab && r->l->pdvals ? vt.pd : NULL;
+}
+
 /* emit lines from element g until the request is filled or the array ends */
 static int emit_from(reader *r, uint64_t g)
 {
@@ -314,6 +325,7 @@ static int emit_from(reader *r, uint64_t g)
         }
         int rc = ZF_OK;
         if (zf_layout_is_bad(l, ci)) {
+            value_texts(r, 0);
             emit_run(r, NULL, ZF_NAT, g, run, 1, &rc);
             if (rc)
                 return rc;
@@ -323,6 +335,7 @@ static int emit_from(reader *r, uint64_t g)
         zf_chunk *ch;
         if ((rc = zf_array_get_chunk(l->a, ci, &ch)))
             return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+        value_texts(r, ch->coarser);
         if (r->sequential)
             prefetch_ahead(l, ci);
         uint64_t j = emit_run(r, ch->values ? ch->values + lo : NULL, ch->constant, g, run, 0, &rc);
@@ -335,19 +348,18 @@ static int emit_from(reader *r, uint64_t g)
     return ZF_OK;
 }
 
-/* the label columns and value column of view v's lines: .txt none and the
- * values' text; .csv the coordinates' (labels.h) or the indices, and the
- * values' .csv text, in pandas' column format where labelled; ZF_ENOMEM */
+/* the label columns of view v's lines: .txt none; .csv the coordinates'
+ * (labels.h) or the indices; ZF_ENOMEM */
 static int reader_columns(reader *r, zf_view v)
 {
     zf_layout *l = r->l;
-    r->text = v == ZF_VIEW_CSV ? l->csvtext : l->text;
+    r->csv = v == ZF_VIEW_CSV;
     r->prefix = r->own_prefix;
+    value_texts(r, 0);
     if (v != ZF_VIEW_CSV)
         return ZF_OK;
     r->cols = l->lab ? l->lab->cols : l->idxcols;
     r->ncols = l->lab ? l->lab->ncols : l->ndim;
-    r->pd = l->lab && l->pdvals ? &l->pd : NULL;
     if (l->lab && !(r->prefix = malloc(l->line_max)))
         return ZF_ENOMEM;
     return ZF_OK;

@@ -61,7 +61,7 @@ static void expect(const char *what, const char *dt, const char *attrs, const do
         else { int64_t v = (int64_t)in[i]; memcpy(p, &v, e.size); } /* little-endian */
     }
     uint64_t shape[1] = {n};
-    rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, err, sizeof err);
+    rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, NULL, err, sizeof err);
     CHECK(rc == ZF_OK, "%s: convert: %s", what, err);
     for (unsigned i = 0; rc == ZF_OK && i < n; i++)
         CHECK(buf[i] == want[i], "%s[%u]: %lld, want %lld", what, i, (long long)buf[i],
@@ -163,7 +163,7 @@ static void since_overflow(void)
             memcpy(buf, &iv, 8);
         uint64_t shape[1] = {1};
         err[0] = '\0';
-        rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, err, sizeof err);
+        rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, NULL, err, sizeof err);
         CHECK(rc == ZF_ECORRUPT && err[0], "since overflow %zu: rc %d", i, rc);
         zf_meta_clear(&m);
     }
@@ -240,21 +240,21 @@ static void out_of_range(void)
     CHECK(zf_convert_one(&m.cf, m.cf.fill_raw, &t, err, sizeof err) == ZF_ECORRUPT, "fill 2^62 days");
     CHECK(strstr(err, "beyond int64 ns ticks"), "reason: %s", err);
     uint64_t shape[1] = {2}, valid[1] = {1};
-    CHECK(zf_convert_chunk(&m.cf, buf, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT, "2^63-1 days");
+    CHECK(zf_convert_chunk(&m.cf, buf, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT, "2^63-1 days");
     CHECK(strstr(err, "element 1"), "reason names the element: %s", err);
     buf[0] = 1, buf[1] = INT64_MAX;
-    CHECK(zf_convert_chunk(&m.cf, buf, 1, shape, valid, err, sizeof err) == ZF_OK, "padding: %s", err);
+    CHECK(zf_convert_chunk(&m.cf, buf, 1, shape, valid, NULL, err, sizeof err) == ZF_OK, "padding: %s", err);
     CHECK(buf[0] == 86400000000000, "1 day: %lld", (long long)buf[0]);
     zf_meta_clear(&m);
     rc = parse("float64", "0", "{\"units\":\"seconds\"}", 2, &m, err, sizeof err);
     double d[2] = {1.0, INFINITY};
-    CHECK(rc == ZF_OK && zf_convert_chunk(&m.cf, d, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT,
+    CHECK(rc == ZF_OK && zf_convert_chunk(&m.cf, d, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT,
           "infinity");
     if (rc == ZF_OK)
         zf_meta_clear(&m);
     rc = parse("uint64", "0", "{\"units\":\"seconds\",\"dtype\":\"timedelta64[s]\"}", 2, &m, err, sizeof err);
     uint64_t u[2] = {1, UINT64_C(9223372036854775813)};
-    CHECK(rc == ZF_OK && zf_convert_chunk(&m.cf, u, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT,
+    CHECK(rc == ZF_OK && zf_convert_chunk(&m.cf, u, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT,
           "uint64 beyond int64");
     if (rc == ZF_OK)
         zf_meta_clear(&m);
@@ -278,7 +278,7 @@ static void v2_mask(void)
     int64_t out[3];
     memcpy(out, v, 6);
     uint64_t shape[1] = {3};
-    CHECK(zf_convert_chunk(&m.cf, out, 1, shape, NULL, err, sizeof err) == ZF_OK, "%s", err);
+    CHECK(zf_convert_chunk(&m.cf, out, 1, shape, NULL, NULL, err, sizeof err) == ZF_OK, "%s", err);
     CHECK(out[0] == NAT && out[1] == 1000000000 && out[2] == 1500000000, "v2 mask: %lld %lld %lld",
           (long long)out[0], (long long)out[1], (long long)out[2]);
     zf_meta_clear(&m);
