@@ -381,11 +381,15 @@ static void overflow_reason(const rule *r, const uint8_t *p, const char *at, cha
         snprintf(v, sizeof v, "%lld", (long long)e.i);
     else
         snprintf(v, sizeof v, "%llu", (unsigned long long)e.u);
-    int64_t t;
     double d = e.is_float || cf->pack == ZF_CF_PACK_F64 ? unpacked(cf, &e) : 0.0;
     static const char *const level_unit[4] = {"s", "ms", "us", "ns"};
     int half = cf->path == ZF_CF_PATH_F16 && cf->pack == ZF_CF_PACK_NONE && !r->coarse;
-    if (fabs(d) < 0x1p63 && convert(r, e, &t) == -2) /* (xarray checks the counts first) */
+    int64_t t;
+    /* xarray checks the counts' extremes first and raises beyond int64, but
+     * float16 ones compare with int64's bounds made float16 (infinite), and
+     * every float16 count fits ns: theirs only overflow in the cast */
+    int f16 = cf->path == ZF_CF_PATH_F16 && cf->pack == ZF_CF_PACK_NONE;
+    if (f16 || (fabs(d) < 0x1p63 && convert(r, e, &t) == -2))
         snprintf(err, errcap, "%sstored value %s is beyond %s once made %s (x 1000^%d, as the "
                  "chunk's finest value needs): not shown, as xarray's cast to int64 overflows "
                  "there and gives NaT instead of the stored duration", at, v,
