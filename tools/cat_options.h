@@ -12,7 +12,8 @@
     X("--csv", "", "write the array's .csv file (indices and value) instead of its .txt")        \
     X("--info", "", "write the array's .info file (a description) instead of its .txt")          \
     X("-o format=FORMAT", "pandas",                                                              \
-      "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
+      "text of each duration or time stamp, time labels of --csv included: pandas, iso, "        \
+      "numpy, seconds or raw")                                                                   \
     X("-o nat=TEXT", "NaT", "text shown for NaT, CSV-quoted in .csv when needed")                \
     X("--no-progress", "", "never show the progress line")                                       \
     X("-o connections=N", "16", "remote stores: most requests in flight at once")                \
