@@ -17,7 +17,7 @@
 #define MARGIN_MAX_S 30     /* a value is not used within this of its expiry */
 #define RETRY_MIN_S 1       /* the first wait after a failed refresh */
 #define RETRY_MAX_S 60
-#define FRESH_S 10          /* a value this young is not rejected (zf_cred_reject) */
+#define FRESH_S 5           /* a value this young is not rejected (zf_cred_reject) */
 #define DESC_CAP 160
 #define WHY_CAP 256
 

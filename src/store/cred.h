@@ -82,7 +82,7 @@ void zf_cred_put(zf_cred *c, const zf_cred_value *v);
  * already there, the next zf_cred_get fetches anew.  Returns 1 when it
  * will (retry the request once), 0 when the value is kept: it never
  * expires (fetching it again gives the same), or it was fetched less than
- * 10 s ago (a fresh value rejected again is refused for another reason). */
+ * 5 s ago (a fresh value rejected again is refused for another reason). */
 int zf_cred_reject(zf_cred *c, const zf_cred_value *v);
 
 /* What the source is, as the log and .info show it (cap bytes). */
