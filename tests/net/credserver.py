@@ -4,7 +4,8 @@ what the real ones check, and an S3 server that accepts only what they issued.
 
     credserver.py ROOT [--ttl S] [--web-token T] [--container-auth A] [--sso-token T]
 
-Prints its port on one line, then serves until its standard input closes.
+Prints its port on one line, then serves until its standard input closes
+(--forever: until it is killed).
 
   STS        POST / Action=AssumeRole: SigV4 (service sts) with the source keys
              (AKSOURCE / source+Secret/1) or credentials it issued (chained roles);
@@ -18,12 +19,13 @@ Prints its port on one line, then serves until its standard input closes.
   SSO        GET /federation/credentials?account_id=&role_name= with
              x-amz-sso_bearer_token == T (JSON roleCredentials, expiration in ms).
   S3         GET/HEAD /BUCKET/KEY and ListObjectsV2 of the files under ROOT (buckets
-             "zarr", and "rp" which needs a signed x-amz-request-payer: requester),
+             "zarr", and "payer" which needs a signed x-amz-request-payer: requester),
              SigV4 checked against the credentials issued; past their expiry:
              400 ExpiredToken (HEAD: bare 400).
 Every credential issued expires S seconds (--ttl, default 3600) after issue
 (--enforce E: S3 treats them as expired E seconds after issue, earlier than said).
   GET /_ctl/fail/1 (or 0): credential endpoints answer 500 (or work again).
+  GET /_ctl/secrets: every secret key and session token issued, one a line.
   GET /_ctl/issued: how many credentials were issued; /_ctl/s3: S3 requests served,
   /_ctl/expired: ExpiredToken answers sent.
 """
@@ -191,6 +193,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if what.startswith("fail/"):
                 STATE["fail"] = what.endswith("1")
                 return self.answer(200, b"ok")
+            if what == "secrets":
+                with LOCK:
+                    lines = [x for c in ISSUED.values() for x in c[:2]]
+                return self.answer(200, "".join(x + "\n" for x in lines).encode())
             return self.answer(200, str(STATE[what]).encode())
         if raw.startswith("/latest/"):
             return self.imds(raw)
@@ -271,11 +277,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         ak, bad = self.check_sigv4(raw, query, b"", "s3")
         if bad:
             return self.answer(bad[0], xml_error(bad[1], "refused: " + bad[1]))
-        if bucket == "rp" and ("x-amz-request-payer" not in
+        if bucket == "payer" and ("x-amz-request-payer" not in
                                self.headers.get("Authorization", "").split("SignedHeaders=")[1].split(",")[0].split(";")
                                or self.headers.get("x-amz-request-payer") != "requester"):
             return self.answer(403, xml_error("AccessDenied", "requester pays bucket"))
-        if bucket not in ("zarr", "rp"):
+        if bucket not in ("zarr", "payer"):
             return self.answer(404, xml_error("NoSuchBucket", "no such bucket"))
         if not key:
             return self.list(bucket, dict(query))
@@ -323,6 +329,7 @@ def main():
     p.add_argument("--web-token", default="web-identity-token")
     p.add_argument("--container-auth", default="container-auth")
     p.add_argument("--sso-token", default="sso-access-token")
+    p.add_argument("--forever", action="store_true", help="serve until killed, not until stdin closes")
     p.add_argument("--enforce", type=float, default=0,
                    help="S3 refuses credentials this many seconds after issue (ExpiredToken), "
                         "whatever expiry they were given")
@@ -335,6 +342,9 @@ def main():
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     print(srv.server_address[1], flush=True)
+    if ARGS.forever:
+        srv.serve_forever()
+        return
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     sys.stdin.read()
     srv.shutdown()
