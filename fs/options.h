@@ -61,16 +61,10 @@
     X(region, VAL, "NAME", "AWS_REGION, else us-east-1",                                         \
       "s3:// stores: the region requests are signed for")                                        \
     X(anonymous, FLAG, "", "off",                                                                \
-      "s3:// and gs:// stores: send unsigned requests (public buckets) and read no "             \
-      "credentials")                                                                            \
+      "s3:// stores: send unsigned requests (public buckets) and read no credentials")          \
     X(requester_pays, FLAG, "", "off",                                                           \
-      "s3:// and gs:// stores: the reader pays for the requests (S3: x-amz-request-payer; "      \
-      "GCS: userProject, the project of -o project=)")                                          \
-    X(project, VAL, "ID", "the credentials' project",                                             \
-      "gs:// stores: the Google Cloud project billed with -o requester_pays")                   \
-    X(bearer_token_file, VAL, "FILE", "none",                                                    \
-      "https:// stores: send the token in FILE (read again when it changes) as a bearer "       \
-      "token to the store's host only")                                                          \
+      "s3:// stores: the reader pays for the requests of a Requester Pays bucket "               \
+      "(x-amz-request-payer: requester, signed)")                                                \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \

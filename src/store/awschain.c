@@ -607,7 +607,7 @@ int zf_aws_chain_open(const zf_aws_chain *ch, zf_cred **out, char *err, size_t e
     if (s->kind == ZF_AWS_STATIC) {
         rc = keys_ok(&s->keys, desc, err, errcap);
         if (rc == ZF_OK)
-            rc = zf_cred_open_static(desc, &s->keys, out);
+            rc = zf_cred_open_static(desc, &s->keys, ch->note, out);
         zf_aws_src_free(s);
         return rc;
     }

@@ -196,6 +196,11 @@ static int refresh_locked_after(zf_cred *c, const char *who)
         if (c->cur->gen > 1)
             note(c, ZF_LOG_INFO, "credentials: refreshed from %s (%s); they expire in %llds", c->desc,
                  who, (long long)(c->cur->expires - t));
+        else if (c->cur->expires)
+            note(c, ZF_LOG_INFO, "credentials: from %s; they expire in %llds", c->desc,
+                 (long long)(c->cur->expires - t));
+        else
+            note(c, ZF_LOG_INFO, "credentials: from %s", c->desc);
         return ZF_OK;
     }
     value_free(v);
@@ -279,10 +284,11 @@ static zf_cred *cred_new(const char *desc, zf_cred_note_fn notefn)
     return c;
 }
 
-int zf_cred_open_static(const char *desc, zf_cred_value *v, zf_cred **out)
+int zf_cred_open_static(const char *desc, zf_cred_value *v, zf_cred_note_fn notefn,
+                        zf_cred **out)
 {
     *out = NULL;
-    zf_cred *c = cred_new(desc, NULL);
+    zf_cred *c = cred_new(desc, notefn);
     zf_cred_value *h = c ? malloc(sizeof *h) : NULL;
     if (!h) {
         zf_cred_value_clear(v);
@@ -293,6 +299,7 @@ int zf_cred_open_static(const char *desc, zf_cred_value *v, zf_cred **out)
     memset(v, 0, sizeof *v);
     h->expires = 0;
     install(c, h, now_s());
+    note(c, ZF_LOG_INFO, "credentials: from %s", c->desc);
     *out = c;
     return ZF_OK;
 }

@@ -18,8 +18,9 @@
  * reason.  A server that rejects a value as expired or invalid
  * (zf_cred_reject) makes the next request refresh once, whatever its expiry.
  *
- * The note function (a front end's log) gets one line per refresh (info) and
- * per failure (warning); lines and reasons never hold a secret.  Secrets are
+ * The note function (a front end's log) gets a line naming the source when
+ * the provider opens and one per refresh (info), and one per failure
+ * (warning, or error once the value has expired); lines and reasons never hold a secret.  Secrets are
  * wiped when a value is freed.
  *
  * Threads: every function may be called from many threads at once.  The
@@ -66,8 +67,9 @@ int zf_cred_open(const char *desc, zf_cred_fetch_fn fetch, void *ctx, void (*fre
                  zf_cred_note_fn note, zf_cred **out, char *err, size_t errcap);
 
 /* A provider holding the never-expiring value v (taken over, also on
- * failure); no fetch, no thread. */
-int zf_cred_open_static(const char *desc, zf_cred_value *v, zf_cred **out);
+ * failure); no fetch, no thread.  note (may be NULL) is told the source. */
+int zf_cred_open_static(const char *desc, zf_cred_value *v, zf_cred_note_fn note,
+                        zf_cred **out);
 
 /* The current value, refreshed first when it is not usable; *v is held
  * until zf_cred_put.  ZF_EIO (the source and the reason in err) when no

@@ -78,8 +78,7 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
                !strcmp(name, "requester_pays");
     int known = flag || !strcmp(name, "connections") || !strcmp(name, "retries") ||
                 !strcmp(name, "timeout_ms") || !strcmp(name, "cafile") ||
-                !strcmp(name, "endpoint") || !strcmp(name, "region") ||
-                !strcmp(name, "project") || !strcmp(name, "bearer_token_file");
+                !strcmp(name, "endpoint") || !strcmp(name, "region");
     if (!known)
         return ZF_ENOTFOUND;
     if (flag && value)
@@ -92,10 +91,6 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
         o->anonymous = 1;
     else if (!strcmp(name, "requester_pays"))
         o->requester_pays = 1;
-    else if (!strcmp(name, "project"))
-        return set_string(&o->project, value);
-    else if (!strcmp(name, "bearer_token_file"))
-        return set_string(&o->bearer_token_file, value);
     else if (!strcmp(name, "connections"))
         return parse_uint(name, value, 1, 1024, &o->connections, err, errcap);
     else if (!strcmp(name, "retries"))
@@ -118,8 +113,6 @@ void zf_store_opts_free(zf_store_opts *o)
     free(o->cafile);
     free(o->endpoint);
     free(o->region);
-    free(o->project);
-    free(o->bearer_token_file);
     memset(o, 0, sizeof *o);
 }
 
@@ -133,8 +126,7 @@ static const char *remote_option(const zf_store_opts *o)
 {
     return o->connections ? "connections" : o->retries ? "retries" : o->timeout_ms ? "timeout_ms"
            : o->cafile ? "cafile" : o->endpoint ? "endpoint" : o->region ? "region"
-           : o->anonymous ? "anonymous" : o->requester_pays ? "requester_pays"
-           : o->project ? "project" : o->bearer_token_file ? "bearer_token_file" : NULL;
+           : o->anonymous ? "anonymous" : o->requester_pays ? "requester_pays" : NULL;
 }
 
 /* origin and prefix of a gs:// store: the endpoint's (or GCS's), then the bucket */
@@ -167,12 +159,8 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
         return fail(err, errcap, ZF_EINVAL, "-o region= applies to s3:// stores only");
     if (o->endpoint && u->kind != ZF_URL_GS)
         return fail(err, errcap, ZF_EINVAL, "-o endpoint= applies to s3:// and gs:// stores only");
-    if ((o->requester_pays || o->project || o->anonymous) && u->kind != ZF_URL_GS)
-        return fail(err, errcap, ZF_EINVAL, "-o %s applies to s3:// and gs:// stores only",
-                    o->requester_pays ? "requester_pays" : o->project ? "project" : "anonymous");
-    if (o->bearer_token_file && u->kind != ZF_URL_HTTPS)
-        return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only "
-                    "(a token never goes over plain http)");
+    if (o->requester_pays)
+        return fail(err, errcap, ZF_EINVAL, "-o requester_pays applies to s3:// stores only");
     char *origin = NULL, *prefix = NULL;
     int rc;
     if (u->kind == ZF_URL_GS) {
@@ -196,9 +184,6 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
 static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
                    size_t errcap)
 {
-    if (o->project || o->bearer_token_file)
-        return fail(err, errcap, ZF_EINVAL, "-o %s does not apply to s3:// stores",
-                    o->project ? "project" : "bearer_token_file");
     zf_s3_opts so = {.cred = {.region = o->region, .endpoint = o->endpoint,
                               .anonymous = o->anonymous, .cafile = o->cafile, .note = o->note},
                      .net = {.connections = o->connections, .retries = o->retries,

@@ -34,6 +34,7 @@ static void reset_env(void)
         unsetenv(vars[i]);
     setenv("AWS_SHARED_CREDENTIALS_FILE", cred_path, 1);
     setenv("AWS_CONFIG_FILE", conf_path, 1);
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1); /* on an EC2 machine too */
 }
 
 static const char *cred_text =
