@@ -42,6 +42,8 @@ import threading
 import time
 import urllib.parse
 
+from awsproto import esc, list_page, parse_auth, s3_error, signature
+
 SOURCE = {"AKSOURCE": ("source+Secret/1", None)}
 ROLE_PREFIX = "arn:aws:iam::123456789012:role/"
 LOCK = threading.Lock()
@@ -52,9 +54,6 @@ STATE = {"fail": False, "issued": 0, "s3": 0, "expired": 0}
 ARGS = None
 OBJECTS = {}
 
-
-def enc(s, slash):
-    return urllib.parse.quote(s, safe="-_.~" + ("/" if slash else ""))
 
 
 def iso(t):
@@ -82,17 +81,13 @@ def keys_of(ak):
     return None
 
 
-def esc(s):
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-
 
 def xml_error(code, msg, sts=False):
     if sts:
         return ('<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender'
                 '</Type><Code>%s</Code><Message>%s</Message></Error><RequestId>1</RequestId>'
                 '</ErrorResponse>' % (code, esc(msg))).encode()
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code><Message>%s</Message>'
-            '<RequestId>1</RequestId></Error>' % (code, esc(msg))).encode()
+    return s3_error(code, msg)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -116,11 +111,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def check_sigv4(self, raw_path, query, payload, service):
         """(access key, None) if signed right, else (None, (status, code))"""
-        auth = self.headers.get("Authorization", "")
-        if not auth.startswith("AWS4-HMAC-SHA256 "):
+        parts = parse_auth(self.headers.get("Authorization"))
+        if not parts:
             return None, (403, "AccessDenied")
-        parts = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
-        ak, day, region, svc, term = parts["Credential"].split("/")
+        ak, svc = parts["Credential"].split("/")[0], parts["Credential"].split("/")[3]
         if svc != service:
             return None, (403, "SignatureDoesNotMatch")
         k = keys_of(ak)
@@ -141,16 +135,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if service == "s3":
             if self.headers.get("x-amz-content-sha256") != phash:
                 return None, (403, "XAmzContentSHA256Mismatch")
-        path = enc(urllib.parse.unquote(raw_path), True)
-        q = "&".join("%s=%s" % (enc(a, False), enc(b, False)) for a, b in sorted(query))
-        hdrs = "".join("%s:%s\n" % (h, " ".join(self.headers[h].split())) for h in signed)
-        creq = "\n".join([self.command, path, q, hdrs, ";".join(signed), phash])
-        scope = "/".join([day, region, svc, term])
-        sts = "\n".join(["AWS4-HMAC-SHA256", amz, scope, hashlib.sha256(creq.encode()).hexdigest()])
-        key = ("AWS4" + secret).encode()
-        for m in (day, region, svc, term):
-            key = hmac.new(key, m.encode(), hashlib.sha256).digest()
-        want = hmac.new(key, sts.encode(), hashlib.sha256).hexdigest()
+        want = signature(secret, self.command, raw_path, query, self.headers, parts, phash)
         if not hmac.compare_digest(want, parts["Signature"]):
             return None, (403, "SignatureDoesNotMatch")
         old = ARGS.enforce and time.time() - BORN.get(ak, time.time()) >= ARGS.enforce
@@ -292,33 +277,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                 ("Last-Modified", "Tue, 01 Dec 2026 10:00:00 GMT")])
 
     def list(self, bucket, q):
-        prefix, delim = q.get("prefix", ""), q.get("delimiter", "")
-        maxk = int(q.get("max-keys", "1000"))
-        start = q.get("continuation-token", "")
-        entries, seen = [], set()
-        for k in sorted(OBJECTS):
-            if not k.startswith(prefix):
-                continue
-            rest = k[len(prefix):]
-            if delim and delim in rest:
-                cp = prefix + rest.split(delim)[0] + delim
-                if cp not in seen:
-                    seen.add(cp)
-                    entries.append((cp, "<CommonPrefixes><Prefix>%s</Prefix></CommonPrefixes>" % esc(cp)))
-                continue
-            d = OBJECTS[k]
-            entries.append((k, "<Contents><Key>%s</Key><LastModified>2026-12-01T10:00:00.000Z</LastModified>"
-                               "<ETag>&quot;%s&quot;</ETag><Size>%d</Size></Contents>"
-                            % (esc(k), hashlib.md5(d).hexdigest(), len(d))))
-        entries = [e for e in entries if e[0] > start] if start else entries
-        page, more = entries[:maxk], len(entries) > maxk
-        body = ('<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
-                "<Name>%s</Name><Prefix>%s</Prefix><KeyCount>%d</KeyCount><MaxKeys>%d</MaxKeys>"
-                "<IsTruncated>%s</IsTruncated>%s%s</ListBucketResult>"
-                % (bucket, esc(prefix), len(page), maxk, "true" if more else "false",
-                   "<NextContinuationToken>%s</NextContinuationToken>" % esc(page[-1][0]) if more else "",
-                   "".join(e[1] for e in page)))
-        self.answer(200, body.encode(), [("Content-Type", "application/xml")])
+        body = list_page(OBJECTS, bucket, q, "2026-12-01T10:00:00.000Z")
+        self.answer(200, body, [("Content-Type", "application/xml")])
 
 
 def main():
