@@ -3,6 +3,7 @@ tests/net/credserver.py): SigV4 as the server computes it, S3's error documents
 and ListObjectsV2 pages."""
 import hashlib
 import hmac
+import http.server
 import urllib.parse
 
 
@@ -78,3 +79,20 @@ def list_page(objects, bucket, q, mtime, loop=False):
             % (bucket, esc(prefix), len(page), maxk, "true" if more else "false",
                "<NextContinuationToken>%s</NextContinuationToken>" % esc(token) if more else "",
                "".join(e[1] for e in page))).encode()
+
+
+class BaseHandler(http.server.BaseHTTPRequestHandler):
+    """quiet HTTP/1.1 with answer(): a status, a body, headers"""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def answer(self, code, body, headers=()):
+        self.send_response(code)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)

@@ -42,7 +42,7 @@ import threading
 import time
 import urllib.parse
 
-from awsproto import esc, list_page, parse_auth, s3_error, signature
+from awsproto import BaseHandler, esc, list_page, parse_auth, s3_error, signature
 
 SOURCE = {"AKSOURCE": ("source+Secret/1", None)}
 ROLE_PREFIX = "arn:aws:iam::123456789012:role/"
@@ -90,20 +90,7 @@ def xml_error(code, msg, sts=False):
     return s3_error(code, msg)
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, code, body, headers=()):
-        self.send_response(code)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+class Handler(BaseHandler):
 
     def body(self):
         n = int(self.headers.get("Content-Length", "0"))

@@ -27,7 +27,7 @@ import threading
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "net"))
-from awsproto import list_page, parse_auth, s3_error, signature  # noqa: E402
+from awsproto import BaseHandler, list_page, parse_auth, s3_error, signature  # noqa: E402
 
 KEYS = {"AKTEST": ("secret/Test+key=1", None), "AKTOKEN": ("tokensecret", "tok/en+1")}
 EMPTY = hashlib.sha256(b"").hexdigest()
@@ -50,20 +50,7 @@ def etag(data):
 
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, code, body, headers=()):
-        self.send_response(code)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+class Handler(BaseHandler):
 
     def fail(self, status, code, msg):
         self.answer(status, s3_error(code, msg), [("Content-Type", "application/xml")])
