@@ -65,6 +65,9 @@
     X(requester_pays, FLAG, "", "off",                                                           \
       "s3:// stores: the reader pays for the requests of a Requester Pays bucket "               \
       "(x-amz-request-payer: requester, signed)")                                                \
+    X(bearer_token_file, VAL, "FILE", "none",                                                    \
+      "https:// stores: send the token in FILE (read again when it changes) as a bearer "       \
+      "token, to the store's host only")                                                          \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \

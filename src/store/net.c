@@ -221,6 +221,20 @@ static void set_method(CURL *e, const zf_net_req *r)
         curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
 }
 
+/* a bearer token, or basic authentication from ~/.netrc, on https only:
+ * libcurl keeps both to the first host, port and scheme of a redirect
+ * chain, and the chain stays on https */
+static void set_auth(zf_net *net, CURL *e, const zf_net_req *r)
+{
+    int https = !strncmp(r->url, "https://", 8);
+    const char *bearer = https ? r->bearer : NULL;
+    int netrc = net->o.netrc && https && !bearer;
+    curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, bearer);
+    curl_easy_setopt(e, CURLOPT_HTTPAUTH, bearer ? CURLAUTH_BEARER : CURLAUTH_BASIC);
+    curl_easy_setopt(e, CURLOPT_NETRC, netrc ? (long)CURL_NETRC_OPTIONAL : (long)CURL_NETRC_IGNORED);
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, bearer || netrc ? "https" : "http,https");
+}
+
 /* start x's next attempt in the free slot s; 0 if it could not start (x is
  * then finished) */
 static int start(zf_net *net, slot *s, zf_net_xfer *x, int64_t now)
@@ -245,6 +259,7 @@ static int start(zf_net *net, slot *s, zf_net_xfer *x, int64_t now)
     zf_net_resp_reset(x);
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     set_method(e, r);
+    set_auth(net, e, r);
     curl_easy_setopt(e, CURLOPT_RANGE, r->len && !r->head ? range : NULL);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->hdrs);
     /* a signed request's headers (a session token) never go to another server */

@@ -20,6 +20,7 @@ typedef struct zf_store_opts {
     char *region;            /* s3 */
     int anonymous;           /* s3, gs: unsigned requests, no credentials read */
     int requester_pays;      /* s3: x-amz-request-payer: requester (signed) */
+    char *bearer_token_file; /* https: a file holding a bearer token, re-read when it changes */
     zf_cred_note_fn note;    /* where credential refreshes are reported (a log); not an option */
 } zf_store_opts;
 

@@ -6,27 +6,37 @@
 # a failure, refreshed ahead of their expiry (no request ever sent expired);
 # a refresh endpoint that fails leaves the last credentials in use until they
 # expire, then reads fail with EIO and a log line naming the source; requester
-# pays; no secret in the log (debug), .info, the mount table or argv.
+# pays; https stores behind a bearer token (-o bearer_token_file=, read again
+# when it changes) or basic authentication from ~/.netrc (tests/net/authserver.py);
+# no secret in the log (debug), .info, the mount table or argv.
 
 load remote
 
-# cred_server NAME ARGS...: start credserver.py over the stores; CRED_URL
-cred_server() {
-    local dir=$RM_DIR/$1 pid port i
-    shift
+# py_server NAME SCRIPT ARGS...: start tests/net/SCRIPT (it prints its port);
+# PY_PORT
+py_server() {
+    local dir=$RM_DIR/$1 script=$2 pid port i
+    shift 2
     mkdir -p "$dir"
-    "$ZF_PYTHON" "$ZF_REPO/tests/net/credserver.py" "$RM_STORES" --forever "$@" \
-        </dev/null >"$dir/port" 2>"$dir/stderr" 3>&- &
+    "$ZF_PYTHON" "$ZF_REPO/tests/net/$script" "$@" </dev/null >"$dir/port" 2>"$dir/stderr" 3>&- &
     pid=$!
     for ((i = 0; i < 200; i++)); do
         port=$(head -n1 "$dir/port" 2>/dev/null)
         [[ -n $port ]] && break
         sleep 0.05
     done
-    [[ -n $port ]] || { echo "credserver.py did not start: $(cat "$dir/stderr")" >&2; return 1; }
+    [[ -n $port ]] || { echo "$script did not start: $(cat "$dir/stderr")" >&2; return 1; }
     net_wait_port "$port" "$pid" || return 1
     net_track "$dir" "$pid"
-    CRED_URL=http://127.0.0.1:$port
+    PY_PORT=$port
+}
+
+# cred_server NAME ARGS...: credserver.py over the stores; CRED_URL
+cred_server() {
+    local name=$1
+    shift
+    py_server "$name" credserver.py "$RM_STORES" --forever "$@" || return 1
+    CRED_URL=http://127.0.0.1:$PY_PORT
 }
 
 ctl() { curl -sf "$1/_ctl/$2"; }
@@ -38,6 +48,15 @@ setup_file() {
     export WEB_TOKEN=wt-$RANDOM$RANDOM-secret
     cred_server long --web-token "$WEB_TOKEN" || return 1
     export LONG_URL=$CRED_URL
+    net_certs "$RM_DIR/certs" || return 1
+    export AUTH_CA=$RM_DIR/certs/ca.pem TOKEN_FILE=$RM_DIR/token BASIC_PASS=pw-$RANDOM$RANDOM-secret
+    printf 'tk-%s-secret\n' "$RANDOM$RANDOM" >"$TOKEN_FILE"
+    py_server bearer authserver.py "$RM_STORES" "$RM_DIR/certs/server.pem" "$RM_DIR/certs/server.key" \
+        --bearer-file "$TOKEN_FILE" || return 1
+    export BEARER_URL=https://127.0.0.1:$PY_PORT
+    py_server basic authserver.py "$RM_STORES" "$RM_DIR/certs/server.pem" "$RM_DIR/certs/server.key" \
+        --basic "zfuser:$BASIC_PASS" || return 1
+    export BASIC_URL=https://127.0.0.1:$PY_PORT
 }
 
 # no_issued_secret URL: no secret key or session token the server at URL
@@ -123,4 +142,39 @@ setup() {
     ((RM_MOUNTED == 0)) || fail "a wrong web identity token mounted"
     grep -q 'web identity.*InvalidIdentityToken' "$ZF_LOG" || fail "no reason naming the source: $(cat "$ZF_LOG")"
     rm_no_secret not-the-token "$ZF_PID" "$ZF_LOG"
+}
+
+@test "https: -o bearer_token_file= sends the file's token, read again when it changes; plain http refused; no token anywhere" {
+    local old new
+    old=$(<"$TOKEN_FILE")
+    rm_mount_local g3c.zarr
+    # the mount reads the metadata with the first token; then the server and the
+    # file change token at once: the reads after it send the new one
+    zf_mount "$BEARER_URL/g3c.zarr" -o "cafile=$AUTH_CA" -o "bearer_token_file=$TOKEN_FILE" -o log_level=debug
+    new=tk-$RANDOM$RANDOM-rotated
+    printf '%s\n' "$new" >"$TOKEN_FILE.new" && mv "$TOKEN_FILE.new" "$TOKEN_FILE"
+    rm_compare "$RM_LOCAL" "$ZF_MNT"
+    rm_no_secret "$old" "$ZF_PID" "$ZF_LOG" "$ZF_MNT"/*.info
+    rm_no_secret "$new" "$ZF_PID" "$ZF_LOG" "$ZF_MNT"/*.info
+    printf '%s\n' "$old" >"$TOKEN_FILE"
+    rm_mount_attempt "$BEARER_URL/g3c.zarr" -o "cafile=$AUTH_CA"
+    ((RM_MOUNTED == 0)) || fail "mounted without the token"
+    grep -q 'HTTP 401' "$ZF_LOG" || fail "not HTTP 401: $(cat "$ZF_LOG")"
+    zf_run_cli -f -o "bearer_token_file=$TOKEN_FILE" "http://127.0.0.1:1/g3c.zarr" "$BATS_TEST_TMPDIR"
+    ((ZF_RC == 1)) && grep -q 'https:// stores only' "$ZF_ERR" || fail "plain http with a token: $ZF_RC $(cat "$ZF_ERR")"
+}
+
+@test "https: basic authentication from ~/.netrc for the store's host; without it 401" {
+    local home
+    zf_mktemp home
+    printf 'machine 127.0.0.1\nlogin zfuser\npassword %s\n' "$BASIC_PASS" >"$home/.netrc"
+    chmod 600 "$home/.netrc"
+    rm_mount_local g3c.zarr
+    HOME=$home zf_mount "$BASIC_URL/g3c.zarr" -o "cafile=$AUTH_CA" -o log_level=debug
+    rm_compare "$RM_LOCAL" "$ZF_MNT"
+    rm_no_secret "$BASIC_PASS" "$ZF_PID" "$ZF_LOG" "$ZF_MNT"/*.info
+    zf_mktemp home
+    HOME=$home rm_mount_attempt "$BASIC_URL/g3c.zarr" -o "cafile=$AUTH_CA"
+    ((RM_MOUNTED == 0)) || fail "mounted without .netrc"
+    grep -q 'HTTP 401' "$ZF_LOG" || fail "not HTTP 401: $(cat "$ZF_LOG")"
 }
