@@ -108,25 +108,20 @@ setup() {
 @test "creds: a failing refresh keeps the last container credentials until they expire, then EIO and a log line naming the source" {
     export AWS_CONTAINER_CREDENTIALS_FULL_URI=$SHORT_URL/container/creds AWS_CONTAINER_AUTHORIZATION_TOKEN=container-auth
     # a tiny chunk cache: the late read must fetch its chunks again
-    local t0=$SECONDS
+    local t0=$SECONDS out
     zf_mount s3://zarr/g3.zarr -o "endpoint=$SHORT_URL" -o log_level=info -o cache_size=4K
-    zf_t stat "$ZF_MNT"/v3_zstd.txt >/dev/null || fail "stat failed"
     ctl "$SHORT_URL" fail/1 >/dev/null
-    # the credentials (issued after t0) serve until 18 s after their issue:
-    # a read now succeeds unless mounting took that long (a slow sanitizer run)
-    if ((SECONDS - t0 < 15)); then
-        zf_t cat "$ZF_MNT"/*.info >/dev/null || { ctl "$SHORT_URL" fail/0 >/dev/null; fail "a read failed while the credentials were valid"; }
-    fi
-    # a refresh fails (about 15 s after issue) while they are still valid: warned, and used
-    until grep -q 'the current ones serve for' "$ZF_LOG" || ((SECONDS - t0 > 19)); do sleep 0.2; done
+    ((SECONDS - t0 < 12)) || { ctl "$SHORT_URL" fail/0 >/dev/null; skip "mounting took $((SECONDS - t0)) s: too slow for credentials of 20 s"; }
+    zf_t stat "$ZF_MNT"/v3_zstd.txt >/dev/null || fail "stat failed"
+    # the refresh ahead of the expiry (about 15 s after issue) fails while they are
+    # still valid: a warning, and they stay in use
+    until grep -q 'the current ones serve for' "$ZF_LOG" || ((SECONDS - t0 > 60)); do sleep 0.2; done
     grep -q 'credentials: refresh from container credentials failed: .*the current ones serve for' "$ZF_LOG" \
-        || fail "no warning while the credentials were still valid: $(cat "$ZF_LOG")"
-    if ((SECONDS - t0 < 16)); then
-        zf_t cat "$ZF_MNT"/sub/deep/*.info >/dev/null 2>&1 || zf_t cat "$ZF_MNT"/v3_plain.info >/dev/null \
-            || { ctl "$SHORT_URL" fail/0 >/dev/null; fail "a read after the failed refresh, before the expiry, failed"; }
-    fi
-    local left=$((t0 + 25 - SECONDS)) out
-    ((left <= 0)) || sleep "$left"
+        || { ctl "$SHORT_URL" fail/0 >/dev/null; fail "no warning while the credentials were still valid: $(cat "$ZF_LOG")"; }
+    zf_t cat "$ZF_MNT"/v3_plain.info >/dev/null \
+        || { ctl "$SHORT_URL" fail/0 >/dev/null; fail "a read after the failed refresh, before the expiry, failed"; }
+    # once they expire: an error line, and reads fail
+    until grep -q 'reads fail until a refresh succeeds' "$ZF_LOG" || ((SECONDS - t0 > 90)); do sleep 0.2; done
     out=$(zf_t cat "$ZF_MNT"/v3_zstd.txt 2>&1) && { ctl "$SHORT_URL" fail/0 >/dev/null; fail "a read succeeded with expired credentials"; }
     ctl "$SHORT_URL" fail/0 >/dev/null
     [[ $out == *"Input/output error"* ]] || fail "not EIO: $out"
