@@ -8,8 +8,10 @@ Everything is configured by environment variables that scripts/bench sets:
     ZF_BENCH_SHM     tmpfs dir for the reference copy of the text (removed at exit)
     ZF_BIN, ZF_MINIFUSE  the two daemons
     ZF_BENCH_REPORT  where the Markdown report is written (besides stdout)
-    ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only)
-                     or remote (row 15, bench/remote.py)
+    ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only),
+                     remote (row 15, bench/remote.py) or compare (zarrfs's side of rows
+                     1, 3 and 16 for this binary and ZF_BENCH_OLD, interleaved)
+    ZF_BENCH_OLD     compare: the other zarrfs binary (e.g. main's)
 
 Every mount is a fresh daemon in the foreground (-f) on its own mount point
 under the work dir; every wait has a timeout; every mount is unmounted and
@@ -74,7 +76,7 @@ class Mount:
         Mount.seq += 1
         self.mnt = os.path.join(MNTROOT, f"m{Mount.seq}")
         os.makedirs(self.mnt, exist_ok=True)
-        binary = ZARRFS if kind == "zarrfs" else MINIFUSE
+        binary = {"zarrfs": ZARRFS, "old": os.environ.get("ZF_BENCH_OLD", "")}.get(kind, MINIFUSE)
         # prefix: e.g. nsenter into the remote rows' network namespace (it execs:
         # the pid stays the daemon's)
         argv = list(prefix) + ([shutil.which("taskset"), "-c", "0"] if one_core else []) + \
@@ -353,8 +355,8 @@ def warm_tree(root):
 def main():
     for d in (MNTROOT, PIDDIR, LOGDIR, SHM):
         os.makedirs(d, exist_ok=True)
-    if ROWS not in ("all", "local", "labels", "remote"):
-        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels or remote")
+    if ROWS not in ("all", "local", "labels", "remote", "compare"):
+        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels, remote or compare")
     log(f"bench: N={N}, runs={RUNS}, store {STORE}, rows {ROWS}")
     if ROWS != "remote":
         warm_store()  # "store files in page cache"
@@ -367,6 +369,8 @@ def main():
     if ROWS in ("all", "remote"):
         import remote  # bench/ is the script's directory
         remote.rows(sys.modules[__name__])
+    if ROWS == "compare":
+        compare_rows()
     report()
     return 0 if all(gating) else 1
 
@@ -680,6 +684,53 @@ def labels_rows():
         f"{zrate / xrate:.0f} x", ">= 100 x", zrate / xrate >= 100)
 
 
+def compare_rows():
+    """zarrfs's own figures of rows 1, 3 and 16, for this binary and the one
+    in ZF_BENCH_OLD, in the same runs: each run measures both, taking turns
+    to go first; the row gives the medians, the ratio and each one's spread."""
+    old = os.environ.get("ZF_BENCH_OLD", "")
+    if not os.access(old, os.X_OK):
+        raise RuntimeError("ZF_BENCH_ROWS=compare needs ZF_BENCH_OLD, the other zarrfs binary")
+    measures = {
+        "1": ("cold `cat NAME.txt` after the first `stat` (size known)", A + ".txt", (), "cat"),
+        "3": (f"fresh mount `stat`+`cat` of {S}.txt", S + ".txt", (), "both"),
+        "16": (f"cold `cat NAME.csv` labelled (`{X}`, `-o nat=`), size known", X + ".csv",
+               ("-o", "nat="), "cat"),
+    }
+    times = {(no, kind): [] for no in measures for kind in ("zarrfs", "old")}
+    sizes = {}
+    for r in range(max(RUNS, 5)):
+        for no, (_, rel, opts, what) in measures.items():
+            section()
+            def one_run(no=no, rel=rel, opts=opts, what=what):
+                out = {}
+                order = ("zarrfs", "old") if r % 2 == 0 else ("old", "zarrfs")
+                for kind in order:
+                    if no == "16":
+                        back_memory(X_N * 60)
+                    with Mount(kind, STORE, opts) as m:
+                        st = stat(m.path(rel))
+                        c = cat(m.path(rel))
+                        sizes[(no, kind)] = os.path.getsize(m.path(rel))
+                    out[kind] = c if what == "cat" else st + c
+                return out
+            got = attempt(one_run)
+            for kind, t in got.items():
+                times[(no, kind)].append(t)
+    for no, (label, rel, _, _) in measures.items():
+        new, before = times[(no, "zarrfs")], times[(no, "old")]
+        if sizes[(no, "zarrfs")] != sizes[(no, "old")]:
+            raise RuntimeError(f"row {no}: {rel} is {sizes[(no, 'zarrfs')]} bytes, the old "
+                               f"binary's {sizes[(no, 'old')]}")
+        detail(f"{no} (compare): {rel}, {sizes[(no, 'zarrfs')]} bytes; this binary "
+               f"{runs_str(new)}; old ({old}) {runs_str(before)}")
+        ratio = med(before) / med(new)
+        row(no, f"{label}: this binary vs the old one (spread {fmt_t(min(new))}-"
+            f"{fmt_t(max(new))} vs {fmt_t(min(before))}-{fmt_t(max(before))})",
+            fmt_t(med(new)), f"old {fmt_t(med(before))}", f"{ratio:.2f} x",
+            ">= 0.95 x (no slower)", ratio >= 0.95)
+
+
 def machine():
     model = "?"
     with open("/proc/cpuinfo") as f:
@@ -739,6 +790,14 @@ def report():
                    f"group=\"x\", decode_timedelta=True)[\"lead\"].isel(init_time=slice(0, "
                    f"{X_SLICE_ROWS})).to_dataframe().to_csv(tmpfs file)` (imports excluded); its "
                    f"file is compared (untimed) with the start of zarrfs's labelled file.")
+    if ROWS == "compare":
+        out.append(f"- compare: zarrfs's own side of rows 1, 3 and 16 (no peers), for this build "
+                   f"and the binary ZF_BENCH_OLD, both Release builds; each of {max(RUNS, 5)} "
+                   f"runs mounts a fresh daemon of each binary in turn (who goes first "
+                   f"alternates run by run); medians, with each binary's fastest and slowest "
+                   f"run. Row 1: the cat after a timed first `stat`; row 3: `stat` + `cat`; "
+                   f"row 16: the cat after a timed first `stat`, memory touched first as row 16 "
+                   f"does.")
     out.extend(NOTES)
     out.append("- other load: share of the machine's CPU time used by processes other than the "
                "benchmark (from /proc/stat), median and max over the runs behind the row; the "
