@@ -158,19 +158,21 @@ static void source(const zf_tree *t, const zf_var *c, int dim, zf_labsrc *src)
 static int attach(zf_tree *t, const group *g, const zf_var *a)
 {
     zf_labsrc src[ZF_LABELS_MAX_COLS];
-    unsigned n = 0;
+    unsigned n = 0, cols = a->ndim; /* a column per dimension, labelled or not */
     for (unsigned d = 0; d < a->ndim && n < ZF_LABELS_MAX_COLS; d++) {
         size_t c = a->dims[d] ? find(g, a->dims[d], strlen(a->dims[d])) : SIZE_MAX;
         if (c != SIZE_MAX)
             source(t, g->v[c], (int)d, &src[n++]);
     }
-    for (size_t k = 0; k < g->ncoords && n < ZF_LABELS_MAX_COLS; k++) {
+    for (size_t k = 0; k < g->ncoords && cols < ZF_LABELS_MAX_COLS; k++) {
         const zf_var *c = g->v[g->coords[k]];
         int is_dim = 0;
         for (unsigned d = 0; d < a->ndim; d++)
             is_dim |= a->dims[d] && !strcmp(a->dims[d], var_name(c));
-        if (!is_dim && dims_within(c, a))
+        if (!is_dim && dims_within(c, a)) {
             source(t, c, -1, &src[n++]);
+            cols++;
+        }
     }
     return zf_layout_set_labels(t->layouts[a->shown - 1], src, n);
 }

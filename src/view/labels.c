@@ -367,7 +367,7 @@ int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format form
         if (i == n && rc == ZF_OK)
             rc = index_col(am, d, col);
     }
-    for (unsigned i = 0; i < n && rc == ZF_OK; i++) {
+    for (unsigned i = 0; i < n && rc == ZF_OK && lb->ncols < ZF_LABELS_MAX_COLS; i++) {
         if (!ok[i] || src[i].dim >= 0)
             continue;
         zf_labcol *col = &lb->cols[lb->ncols];

@@ -2,7 +2,7 @@
  *
  * As xarray's to_dataframe().to_csv() writes an array: one column per
  * dimension (its dimension coordinate's values, or the index where it has
- * none), then one per non-dimension coordinate (names in byte order), each
+ * none), then one per other coordinate (in the order the caller gives), each
  * coordinate's text made once, when the array is first sized, and kept as a
  * table of fields: at most ZF_LABELS_MAX bytes of them in all, whatever the
  * number of arrays (a coordinate whose table would exceed what is left, is
@@ -21,7 +21,8 @@
 #include "base/fp.h"
 
 #define ZF_LABELS_MAX ((uint64_t)256 << 20)
-/* most label columns of an array (dimensions and other coordinates) */
+/* most label columns of an array (dimensions and other coordinates; more
+ * other coordinates are left out) */
 #define ZF_LABELS_MAX_COLS 64
 /* pandas writes a frame's rows in slices of this many cells / data columns,
  * choosing a time column's format for each slice */
