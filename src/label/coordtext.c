@@ -333,7 +333,8 @@ static int assemble(loader *L, zf_coordtext *out)
     uint64_t at = 0;
     for (uint64_t i = 0; i < n; i++) {
         out->start[i] = at;
-        memcpy(out->text + at, L->text.data + L->pos[i], (size_t)L->len[i]);
+        if (L->len[i]) /* (every text empty: no text buffer at all) */
+            memcpy(out->text + at, L->text.data + L->pos[i], (size_t)L->len[i]);
         at += L->len[i];
     }
     out->start[n] = at;
