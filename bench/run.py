@@ -111,6 +111,12 @@ class Mount:
     def path(self, rel):
         return os.path.join(self.mnt, rel)
 
+    def cpu(self):
+        """CPU seconds (user + system, every thread) the daemon used so far"""
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def hwm_kib(self):
         with open(f"/proc/{self.pid}/status") as f:
             for line in f:
@@ -698,6 +704,7 @@ def compare_rows():
                ("-o", "nat="), "cat"),
     }
     times = {(no, kind): [] for no in measures for kind in ("zarrfs", "old")}
+    cpus = {(no, kind): [] for no in measures for kind in ("zarrfs", "old")}
     sizes = {}
     for r in range(max(RUNS, 5)):
         for no, (_, rel, opts, what) in measures.items():
@@ -709,26 +716,35 @@ def compare_rows():
                     if no == "16":
                         back_memory(X_N * 60)
                     with Mount(kind, STORE, opts) as m:
+                        c0 = m.cpu()
                         st = stat(m.path(rel))
+                        c1 = m.cpu()
                         c = cat(m.path(rel))
+                        c2 = m.cpu()
                         sizes[(no, kind)] = os.path.getsize(m.path(rel))
-                    out[kind] = c if what == "cat" else st + c
+                    out[kind] = (c, c2 - c1) if what == "cat" else (st + c, c2 - c0)
                 return out
             got = attempt(one_run)
-            for kind, t in got.items():
+            for kind, (t, cpu) in got.items():
                 times[(no, kind)].append(t)
+                cpus[(no, kind)].append(cpu)
     for no, (label, rel, _, _) in measures.items():
         new, before = times[(no, "zarrfs")], times[(no, "old")]
         if sizes[(no, "zarrfs")] != sizes[(no, "old")]:
             raise RuntimeError(f"row {no}: {rel} is {sizes[(no, 'zarrfs')]} bytes, the old "
                                f"binary's {sizes[(no, 'old')]}")
-        detail(f"{no} (compare): {rel}, {sizes[(no, 'zarrfs')]} bytes; this binary "
-               f"{runs_str(new)}; old ({old}) {runs_str(before)}")
+        cn, co = cpus[(no, "zarrfs")], cpus[(no, "old")]
+        detail(f"{no} (compare): {rel}, {sizes[(no, 'zarrfs')]} bytes; wall: this binary "
+               f"{runs_str(new)}; old ({old}) {runs_str(before)}; the daemon's CPU time "
+               f"(user + system): this binary {runs_str(cn)}, old {runs_str(co)}")
         ratio = med(before) / med(new)
         row(no, f"{label}: this binary vs the old one (spread {fmt_t(min(new))}-"
             f"{fmt_t(max(new))} vs {fmt_t(min(before))}-{fmt_t(max(before))})",
             fmt_t(med(new)), f"old {fmt_t(med(before))}", f"{ratio:.2f} x",
             ">= 0.95 x (no slower)", ratio >= 0.95)
+        row(no, f"the daemon's CPU time (user + system) for the same (spread {fmt_t(min(cn))}-"
+            f"{fmt_t(max(cn))} vs {fmt_t(min(co))}-{fmt_t(max(co))})", fmt_t(med(cn)),
+            f"old {fmt_t(med(co))}", f"{med(co) / med(cn):.2f} x", "-", None)
 
 
 def machine():
@@ -797,7 +813,9 @@ def report():
                    f"alternates run by run); medians, with each binary's fastest and slowest "
                    f"run. Row 1: the cat after a timed first `stat`; row 3: `stat` + `cat`; "
                    f"row 16: the cat after a timed first `stat`, memory touched first as row 16 "
-                   f"does.")
+                   f"does. The CPU rows add up the daemon's user and system time over the same "
+                   f"span (/proc/PID/stat, every thread): the figure least moved by other "
+                   f"load.")
     out.extend(NOTES)
     out.append("- other load: share of the machine's CPU time used by processes other than the "
                "benchmark (from /proc/stat), median and max over the runs behind the row; the "
