@@ -236,13 +236,15 @@ static void *notifier(void *arg)
 {
     zf_fs *fs = arg;
     double pause = fs->timeout > CHECK_MIN_PAUSE ? fs->timeout : CHECK_MIN_PAUSE;
-    double due = now() + pause;
+    double due = now() + pause, soonest = now();
     pthread_mutex_lock(&fs->mu);
     while (!fs->stopping) {
-        if (now() < due) {
-            wait_until(fs, due);
+        double at = fs->recheck && soonest < due ? soonest : due;
+        if (now() < at) {
+            wait_until(fs, at);
             continue;
         }
+        fs->recheck = 0;
         pthread_mutex_unlock(&fs->mu);
         double start = now();
         zf_gen *old = check(fs);
@@ -252,6 +254,7 @@ static void *notifier(void *arg)
         }
         double end = now();
         due = end + (end - start > pause ? end - start : pause);
+        soonest = end + CHECK_MIN_PAUSE;
         pthread_mutex_lock(&fs->mu);
     }
     pthread_mutex_unlock(&fs->mu);
@@ -268,6 +271,14 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree)
     pthread_condattr_destroy(&ca);
     fs->cur = gen_new(fs, tree);
     return fs->cur ? 0 : -ENOMEM;
+}
+
+void zf_gen_recheck(zf_fs *fs)
+{
+    pthread_mutex_lock(&fs->mu);
+    fs->recheck = 1;
+    pthread_cond_signal(&fs->wake);
+    pthread_mutex_unlock(&fs->mu);
 }
 
 int zf_gen_start_notifier(zf_fs *fs)

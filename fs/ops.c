@@ -321,6 +321,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     pthread_mutex_lock(&h->mu);
     h->cursor = cursor;
     pthread_mutex_unlock(&h->mu);
+    if (rc == ZF_ESTALE) /* a chunk changed since sizing: the next open sees the new version */
+        zf_gen_recheck(fs_of(req));
     if (rc)
         fuse_reply_err(req, zf_err_errno(rc));
     else

@@ -56,6 +56,7 @@ typedef struct zf_fs {
     zf_inodes inodes;        /* node numbers the kernel holds, and their generations */
     zf_open_link *open;      /* handles of open files and directories (under mu) */
     int stopping;
+    int recheck;             /* a read saw the store change: re-check soon (under mu) */
     uint64_t generation;     /* versions of the store seen so far, minus one (notifier only) */
     const char *mountpoint;  /* where we are mounted (absolute) */
     unsigned read_ahead_kb;  /* read-ahead window to set on the mount; 0: leave it */
@@ -92,6 +93,10 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree);
  * tree and invalidates the kernel's caches; call it after fuse_daemonize
  * (threads do not survive its fork).  0 or a negative errno. */
 int zf_gen_start_notifier(zf_fs *fs);
+
+/* Have the notifier re-check the store soon (a read found a chunk changed)
+ * rather than a whole timeout later (checks stay at least 0.1 s apart). */
+void zf_gen_recheck(zf_fs *fs);
 
 /* Stop the notifier thread (before the session is unmounted); waits for a
  * re-check in progress. */

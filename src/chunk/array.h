@@ -122,9 +122,10 @@ const void *zf_array_snap_data(const zf_array *a, size_t *len);
 int zf_array_snap_load(zf_array *a, const void *data, size_t len);
 
 /* Has any stored chunk changed, appeared or gone since zf_array_snapshot?
- * One listing, as the snapshot's.  (0 if never taken, or the store cannot be
- * listed: its chunks are checked when read.) */
-int zf_array_changed(const zf_array *a);
+ * One listing, as the snapshot's (0 if never taken; a store that cannot be
+ * listed has its chunks checked when read).  1 from then on, without asking
+ * the store, once a listing or a read (ZF_ESTALE) has seen a change. */
+int zf_array_changed(zf_array *a);
 
 /* Count stored chunks (shards) present in the store against those the grid
  * expects (no decoding, no chunk read): those of the snapshot once it is

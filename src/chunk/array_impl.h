@@ -52,6 +52,7 @@ struct zf_array {
     uint64_t told[ZF_TOLD_KEYS];   /* remote: stored chunks (index + 1) whose failure was */
     int64_t told_ms[ZF_TOLD_KEYS]; /* logged lately, and when (monotonic ms); guarded by mu */
     unsigned told_next;
+    int changed;              /* a stored chunk was seen changed since the snapshot (atomic) */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };

@@ -89,7 +89,9 @@ int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
     zf_fp now = rc == ZF_OK || rc == ZF_ENOTFOUND ? zf_stamp_version(st) : stamp_digest(a, key);
     if (now.a == then.a && now.b == then.b)
         return rc;
-    snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
+    __atomic_store_n(&a->changed, 1, __ATOMIC_RELEASE); /* the re-check tells (zf_array_changed) */
+    snprintf(err, errcap, "rewritten since its size was computed; files open keep their version, "
+             "the next open shows the new one");
     return ZF_ESTALE;
 }
 

@@ -370,13 +370,18 @@ static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
     c->seen++;
 }
 
-int zf_array_changed(const zf_array *a)
+int zf_array_changed(zf_array *a)
 {
     changed_ctx c = {__atomic_load_n(&a->snap, __ATOMIC_ACQUIRE), 0, 0};
-    if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_stamp) */
+    if (__atomic_load_n(&a->changed, __ATOMIC_ACQUIRE)) /* seen already (or by a read) */
+        return 1;
+    if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_version) */
         return 0;
     stamp_stored(a, 0, compare_stamp, &c);
-    return c.changed || c.seen != c.snap->n; /* present then, gone now */
+    int changed = c.changed || c.seen != c.snap->n; /* present then, gone now */
+    if (changed)
+        __atomic_store_n(&a->changed, 1, __ATOMIC_RELEASE);
+    return changed;
 }
 
 typedef struct count_ctx {

@@ -135,3 +135,10 @@ void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);
 }
+
+void zf_idxcache_drop(const char *dir, const zf_fp *fp)
+{
+    char path[4096];
+    file_name(dir, fp, path, sizeof path);
+    unlink(path);
+}

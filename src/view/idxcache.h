@@ -42,4 +42,7 @@ int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off
 void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64_t *off0,
                       const uint64_t *off1, const void *extra, size_t extra_len);
 
+/* Remove the index saved under fp, if any (it no longer matches the store). */
+void zf_idxcache_drop(const char *dir, const zf_fp *fp);
+
 #endif

@@ -214,6 +214,11 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     zf_fp_init(fp);
     zf_fp_add(fp, ZF_VERSION, sizeof ZF_VERSION);
     int rc = zf_array_snapshot(l->a, fp);
+    if (zf_array_unlisted(l->a)) { /* keyed by its metadata's ETags, which may be digests of
+                                    * their content (S3, GCS): the same in another store */
+        const char *store = zf_store_path(zf_array_store(l->a));
+        zf_fp_add(fp, store, strlen(store) + 1);
+    }
     zf_fp_add(fp, &l->format, sizeof l->format);
     zf_fp_add(fp, l->text->nat, l->text->nat_len);
     zf_fp_add(fp, l->header, l->header_len);
@@ -275,6 +280,17 @@ static void save_persisted(zf_layout *l, const zf_fp *fp)
         memcpy(extra + modes, snap, len);
     zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, modes + len);
     free(extra);
+}
+
+void zf_layout_drop_index(zf_layout *l)
+{
+    if (!l->index_dir || !zf_array_unlisted(l->a) || !zf_layout_sized(l) ||
+        __atomic_exchange_n(&l->index_dropped, 1, __ATOMIC_ACQ_REL))
+        return;
+    zf_idxcache_drop(l->index_dir, &l->fp);
+    zf_log_msg(ZF_LOG_INFO, "%s/%s: its persisted offset index was computed from other chunks; "
+               "discarded, the next open of its files sizes it afresh",
+               zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
 }
 
 /* labelled .csv: the rows pandas formats at once, and offset blocks that
@@ -341,6 +357,7 @@ static int load_or_build(zf_layout *l)
         rc = layout_fingerprint(l, &fp);
     if (rc)
         return rc;
+    l->fp = fp;
     if (l->index_dir && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
         return rc;
     for (int v = 0; v < 2; v++) {

@@ -33,6 +33,8 @@ struct zf_layout {
     uint8_t *bad;                 /* bitmap of chunks that failed to decode */
     char *name;
     char *index_dir;              /* NULL: indexes are not persisted */
+    zf_fp fp;                     /* what the offset index is keyed on (once sized) */
+    int index_dropped;            /* its persisted copy was discarded (atomic) */
     zf_format format;
     char *info;                   /* the .info text, built on first use */
     /* labelled .csv (labels.h), set up with the first size; lab NULL: index columns */
@@ -79,6 +81,12 @@ int zf_layout_ensure_sized(zf_layout *l);
 /* Length of the labelled .csv line of the element at coordinates c holding
  * x, its value column in mode (layout_read.c). */
 uint64_t zf_layout_lab_len(const zf_layout *l, const uint64_t *c, int64_t x, zf_pdmode mode);
+
+/* A read found a chunk rewritten since the array was sized (ZF_ESTALE): a
+ * store that cannot be listed keys its persisted index by its metadata
+ * alone, so that copy is discarded (once, logged) and the next sizing (a new
+ * generation's, chunk/array.h: zf_array_changed) builds and saves it again. */
+void zf_layout_drop_index(zf_layout *l);
 
 /* Build the .info text once; ZF_OK or ZF_ENOMEM. */
 int zf_layout_ensure_info(zf_layout *l);
