@@ -46,6 +46,13 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
     return 0;
 }
 
+/* how long the kernel may keep a node's attributes: NAME.info tells the
+ * state at each open, so its size is asked for each time */
+static double attr_timeout(const zf_fs *fs, const zf_node *n)
+{
+    return !n->is_dir && n->view == ZF_VIEW_INFO ? 0 : fs->timeout;
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
     if (conn->capable & FUSE_CAP_ASYNC_READ)
@@ -65,7 +72,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
     e.entry_timeout = fs->timeout;
-    e.attr_timeout = fs->timeout;
+    e.attr_timeout = n ? attr_timeout(fs, n) : fs->timeout;
     int err = n ? node_attr(fs, n, &e.attr) : 0;
     if (n && !err) {
         e.ino = n->ino;
@@ -102,20 +109,33 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     const zf_node *n = zf_gen_node(fs, ino, &g);
     struct stat st;
     int err = n ? node_attr(fs, n, &st) : ENOENT;
+    double timeout = n ? attr_timeout(fs, n) : 0;
     zf_gen_put(fs, g);
     if (err)
         fuse_reply_err(req, err);
     else
-        fuse_reply_attr(req, &st, fs->timeout);
+        fuse_reply_attr(req, &st, timeout);
 }
 
-/* an open file or directory: its generation, and where its last read ended */
+/* an open file or directory: its generation, where its last read ended,
+ * and (NAME.info) the text of its open */
 typedef struct handle {
     zf_open_link link; /* first: fs->open lists every handle */
     zf_gen *gen;
     pthread_mutex_t mu;
     zf_cursor cursor;
+    char *info;        /* NAME.info as it was at the open, or NULL */
+    size_t info_len;
 } handle;
+
+/* free a handle (its generation reference is the caller's) */
+static void handle_free(handle *h)
+{
+    pthread_mutex_destroy(&h->mu);
+    free(h->info);
+    free(h);
+}
+
 
 static handle *handle_of(struct fuse_file_info *fi)
 {
@@ -170,8 +190,7 @@ void zf_fs_close_files(zf_fs *fs)
     while (l) {
         handle *h = (handle *)l; /* the link is the handle's first member */
         l = l->next;
-        pthread_mutex_destroy(&h->mu);
-        free(h); /* its generation goes with zf_gen_stop */
+        handle_free(h); /* its generation goes with zf_gen_stop */
     }
 }
 
@@ -186,9 +205,13 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     if (!err && !dir && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
         err = EROFS;
     handle *h = err ? NULL : calloc(1, sizeof *h);
+    int info = !err && !dir && n->view == ZF_VIEW_INFO;
     if (!err && !h)
         err = ENOMEM;
+    else if (info) /* the state now: this open's size and bytes */
+        err = zf_err_errno(zf_layout_info_now(n->layout, &h->info, &h->info_len));
     if (err) {
+        free(h);
         zf_gen_put(fs, g);
         fuse_reply_err(req, err);
         return;
@@ -198,14 +221,13 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     pthread_mutex_init(&h->mu, NULL);
     track(fs, h);
     fi->fh = (uint64_t)(uintptr_t)h;
-    fi->keep_cache = 1; /* unchanged while this generation lives */
-    if (!dir && zf_layout_damaged(n->layout))
-        fi->direct_io = 1; /* only reads that ask for a bad chunk's bytes fail */
+    fi->keep_cache = !info; /* unchanged while this generation lives */
+    if (!dir && (info || zf_layout_damaged(n->layout)))
+        fi->direct_io = 1; /* .info: its own text; damaged: only reads of a bad chunk fail */
     fi->cache_readdir = dir;
     if (fuse_reply_open(req, fi) != 0) {
         untrack(fs, h);
-        pthread_mutex_destroy(&h->mu);
-        free(h);
+        handle_free(h);
         zf_gen_put(fs, g);
     }
 }
@@ -215,8 +237,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     handle *h = handle_of(fi);
     untrack(fs_of(req), h);
     zf_gen_put(fs_of(req), h->gen);
-    pthread_mutex_destroy(&h->mu);
-    free(h);
+    handle_free(h);
     fuse_reply_err(req, 0);
 }
 
@@ -305,6 +326,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     const zf_node *n = zf_tree_node(h->gen->tree, ino);
     if (!n || n->is_dir || off < 0) {
         fuse_reply_err(req, n && n->is_dir ? EISDIR : EINVAL);
+        return;
+    }
+    if (h->info) { /* NAME.info as it was at the open */
+        size_t left = (uint64_t)off < h->info_len ? h->info_len - (size_t)off : 0;
+        fuse_reply_buf(req, h->info + (left ? off : 0), left < size ? left : size);
         return;
     }
     if (size > READ_MAX)

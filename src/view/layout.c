@@ -441,22 +441,80 @@ static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
     zf_sbuf_add(sb, "\n", 1);
 }
 
-/* build the .info text once */
+/* the .info text as it is now into *text (malloc'd, *len bytes); *sized
+ * whether the array was sized before it was built */
+static int info_build(zf_layout *l, char **text, size_t *len, int *sized)
+{
+    zf_sbuf sb = {0};
+    *sized = zf_layout_sized(l); /* from then on its chunks are counted from the snapshot */
+    zf_info_text(l->a, l->name, l->text, &sb);
+    csv_labels_line(l, &sb);
+    if (!sb.failed && !sb.data && !(sb.data = calloc(1, 1)))
+        sb.failed = 1;
+    if (sb.failed) {
+        free(sb.data);
+        return ZF_ENOMEM;
+    }
+    *text = sb.data;
+    *len = sb.len;
+    return ZF_OK;
+}
+
+/* make text (owned from now on) the .info text the view shows (lock held) */
+static void info_keep(zf_layout *l, char *text, size_t len, int sized)
+{
+    free(l->info);
+    l->info = text;
+    l->info_len = len;
+    l->info_sized = sized;
+}
+
+/* build the .info text if there is none yet, or the array was sized since
+ * (no listing is needed then); built outside the lock (it may list the
+ * store) */
 int zf_layout_ensure_info(zf_layout *l)
 {
     pthread_mutex_lock(&l->mu);
-    if (!l->info) {
-        zf_sbuf sb = {0};
-        zf_info_text(l->a, l->name, l->text, &sb);
-        csv_labels_line(l, &sb);
-        if (sb.failed)
-            free(sb.data);
-        else {
-            l->info_len = sb.len;
-            l->info = sb.data ? sb.data : calloc(1, 1);
-        }
+    int fresh = l->info && (l->info_sized || !zf_layout_sized(l));
+    pthread_mutex_unlock(&l->mu);
+    if (fresh)
+        return ZF_OK;
+    char *text;
+    size_t len;
+    int sized, rc = info_build(l, &text, &len, &sized);
+    if (rc == ZF_OK) {
+        pthread_mutex_lock(&l->mu);
+        info_keep(l, text, len, sized);
+        pthread_mutex_unlock(&l->mu);
     }
-    int rc = l->info ? ZF_OK : ZF_ENOMEM;
+    return rc;
+}
+
+int zf_layout_info_now(zf_layout *l, char **text, size_t *len)
+{
+    char *mine;
+    int sized, rc = info_build(l, text, len, &sized);
+    if (rc == ZF_OK && !(mine = malloc(*len + 1))) {
+        free(*text);
+        rc = ZF_ENOMEM;
+    }
+    if (rc == ZF_OK) {
+        memcpy(mine, *text, *len + 1);
+        pthread_mutex_lock(&l->mu);
+        info_keep(l, mine, *len, sized);
+        pthread_mutex_unlock(&l->mu);
+    }
+    return rc;
+}
+
+int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_t *got)
+{
+    int rc = zf_layout_ensure_info(l);
+    pthread_mutex_lock(&l->mu);
+    if (rc == ZF_OK && off < l->info_len) {
+        *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
+        memcpy(buf, l->info + off, *got);
+    }
     pthread_mutex_unlock(&l->mu);
     return rc;
 }
@@ -465,8 +523,9 @@ int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
 {
     if (v == ZF_VIEW_INFO) {
         int rc = zf_layout_ensure_info(l);
-        if (rc == ZF_OK)
-            *size = l->info_len;
+        pthread_mutex_lock(&l->mu);
+        *size = l->info_len;
+        pthread_mutex_unlock(&l->mu);
         return rc;
     }
     int rc = zf_layout_ensure_sized(l);

@@ -61,6 +61,12 @@ int zf_layout_damaged(const zf_layout *l);
 /* Exact size in bytes of view v; runs the pass on first use. */
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size);
 
+/* The .info text as it is now (the chunks present counted again), which
+ * the view's size and reads show from then on: a malloc'd copy into *text
+ * (the caller's, NUL-terminated; *len bytes).  An open file keeps the copy
+ * of its open, so its size and bytes agree whatever changes (fs/). */
+int zf_layout_info_now(zf_layout *l, char **text, size_t *len);
+
 /* Copy up to len bytes of view v starting at off into buf (caller-owned).
  * *got is len unless the end of the text comes first. */
 int zf_layout_read(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t len, size_t *got);

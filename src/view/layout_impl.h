@@ -36,7 +36,7 @@ struct zf_layout {
     zf_fp fp;                     /* what the offset index is keyed on (once sized) */
     int index_dropped;            /* its persisted copy was discarded (atomic) */
     zf_format format;
-    char *info;                   /* the .info text, built on first use */
+    char *info;                   /* the latest .info text (under mu) */
     /* labelled .csv (labels.h), set up with the first size; lab NULL: index columns */
     zf_labsrc *srcs;              /* where the label columns come from (owned array) */
     unsigned nsrcs;
@@ -49,6 +49,7 @@ struct zf_layout {
     uint8_t *bmode;               /* per block: the ZF_PD_* parts of its values, then
                                      (after the pass) the zf_pdmode of its slice */
     size_t info_len;
+    int info_sized;               /* the array was sized when info was built */
 };
 
 /* Whether chunk ci failed to decode (lock-free; marks are only ever added). */
@@ -88,7 +89,11 @@ uint64_t zf_layout_lab_len(const zf_layout *l, const uint64_t *c, int64_t x, zf_
  * generation's, chunk/array.h: zf_array_changed) builds and saves it again. */
 void zf_layout_drop_index(zf_layout *l);
 
-/* Build the .info text once; ZF_OK or ZF_ENOMEM. */
+/* Build the .info text if there is none, or the array was sized since;
+ * ZF_OK or ZF_ENOMEM. */
 int zf_layout_ensure_info(zf_layout *l);
+
+/* Copy up to len bytes of the latest .info text from off into buf. */
+int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_t *got);
 
 #endif

@@ -87,3 +87,34 @@ meta_state() {
     zf_cmp "$RM_LOCAL/v3_shard_inner_gzip.txt" "$ZF_MNT/v3_shard_inner_gzip.txt"
     ! grep -q 'the store changed' "$ZF_LOG" || fail "$(cat "$ZF_LOG")"
 }
+
+# info_check FILE: the bytes of one open of FILE (into $BATS_TEST_TMPDIR/info)
+# are as many as its st_size says
+info_check() {
+    zf_t cat "$1" >"$BATS_TEST_TMPDIR/info" || fail "cat $1 failed"
+    local size bytes
+    size=$(stat -c %s "$1") bytes=$(wc -c <"$BATS_TEST_TMPDIR/info")
+    [[ $size == "$bytes" ]] || fail "$1: st_size $size, $bytes bytes read: $(cat "$BATS_TEST_TMPDIR/info")"
+}
+
+@test ".info tells the state at each open: http before and after sizing (as the local mount), local after a chunk is deleted; st_size always its length" {
+    rm_mount_local g3c.zarr
+    zf_mount "$NGX_HTTP/bucket/g3c.zarr"
+    info_check "$ZF_MNT/v3_zstd.info"
+    grep -q '^chunks_present: unknown' "$BATS_TEST_TMPDIR/info" || fail "before sizing: $(cat "$BATS_TEST_TMPDIR/info")"
+    zf_t cat "$ZF_MNT/v3_zstd.txt" >/dev/null || fail "cat .txt failed"
+    info_check "$ZF_MNT/v3_zstd.info"
+    zf_cmp "$RM_LOCAL/v3_zstd.info" "$BATS_TEST_TMPDIR/info"
+    # a local store: an array not sized yet counts its chunks at each open
+    local w before after
+    zf_mktemp w
+    cp -r "$RM_STORES/g3.zarr" "$w/s.zarr"
+    zf_mount "$w/s.zarr"
+    info_check "$ZF_MNT/v3_zstd.info"
+    before=$(grep '^chunks_present:' "$BATS_TEST_TMPDIR/info")
+    rm "$w/s.zarr/v3_zstd/c/0/0"
+    info_check "$ZF_MNT/v3_zstd.info"
+    after=$(grep '^chunks_present:' "$BATS_TEST_TMPDIR/info")
+    [[ $before =~ ^chunks_present:\ ([0-9]+)\ of && $after == "chunks_present: $((BASH_REMATCH[1] - 1)) of"* ]] \
+        || fail "before: $before; after deleting one chunk: $after"
+}
