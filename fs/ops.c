@@ -21,24 +21,34 @@ static zf_fs *fs_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
-/* attributes of a node; a file's size may run the size pass */
+/* a node's times: when its content last changed (tree.h), else the mount's */
+static void node_times(const zf_fs *fs, const zf_node *n, struct stat *st)
+{
+    int64_t t = zf_tree_node_time(n);
+    struct timespec ts = {(time_t)(t / 1000000000), (long)(t % 1000000000)};
+    st->st_atim = st->st_mtim = st->st_ctim = t > 0 ? ts : fs->mtime;
+}
+
+/* attributes of a node; a file's size may run the size pass (before its
+ * times: they include its chunks') */
 static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
 {
     memset(st, 0, sizeof *st);
     st->st_ino = n->ino;
     st->st_uid = fs->uid;
     st->st_gid = fs->gid;
-    st->st_atim = st->st_mtim = st->st_ctim = fs->mtime;
     st->st_blksize = 4096;
     if (n->is_dir) {
         st->st_mode = S_IFDIR | 0555;
         st->st_nlink = 2;
+        node_times(fs, n, st);
         return 0;
     }
     uint64_t size;
     int rc = zf_layout_size(n->layout, n->view, &size);
     if (rc)
         return zf_err_errno(rc);
+    node_times(fs, n, st);
     st->st_mode = S_IFREG | 0444;
     st->st_nlink = 1;
     st->st_size = (off_t)size;

@@ -45,7 +45,7 @@ typedef struct zf_fs {
     double timeout;          /* entry/attr timeout, and how often the store is re-checked */
     uid_t uid;
     gid_t gid;
-    struct timespec mtime;   /* shown as every node's times */
+    struct timespec mtime;   /* the times of a node whose own are unknown (tree.h) */
     struct fuse_session *se;
     pthread_mutex_t mu;
     pthread_cond_t wake;     /* wakes the notifier thread to stop (CLOCK_MONOTONIC) */

@@ -67,6 +67,11 @@ const zf_meta *zf_array_meta(const zf_array *a)
     return &a->meta;
 }
 
+const zf_fp *zf_array_origin(const zf_array *a)
+{
+    return &a->origin;
+}
+
 const zf_store *zf_array_store(const zf_array *a)
 {
     return a->store;

@@ -127,6 +127,15 @@ int zf_array_snap_load(zf_array *a, const void *data, size_t len);
  * the store, once a listing or a read (ZF_ESTALE) has seen a change. */
 int zf_array_changed(zf_array *a);
 
+/* The newest time (store.h: zf_stamp_time) of the stored chunks present at
+ * the snapshot, ns; 0 without a snapshot or times.  The setter gives a
+ * snapshot loaded by zf_array_snap_load the time persisted with it. */
+int64_t zf_array_chunks_time(const zf_array *a);
+void zf_array_set_chunks_time(zf_array *a, int64_t t);
+
+/* The digest zf_array_set_origin gave (the stamps of the metadata documents). */
+const zf_fp *zf_array_origin(const zf_array *a);
+
 /* Count stored chunks (shards) present in the store against those the grid
  * expects (no decoding, no chunk read): those of the snapshot once it is
  * taken, else by listing the chunk directories; ZF_EUNSUPPORTED (with

@@ -23,6 +23,7 @@ typedef struct zf_snap {
     zf_present *v;
     size_t n, cap;
     uint64_t files;           /* how many of them are regular files */
+    int64_t newest;           /* the newest of their times (zf_stamp_time; atomic) */
     int failed;               /* out of memory while it was built */
 } zf_snap;
 

@@ -135,6 +135,21 @@ void zf_snap_take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
     }
     s->v[s->n++] = (zf_present){k, zf_stamp_version(st)};
     s->files += st->kind == ZF_STORE_FILE;
+    if (zf_stamp_time(st) > s->newest)
+        s->newest = zf_stamp_time(st);
+}
+
+int64_t zf_array_chunks_time(const zf_array *a)
+{
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    return snap ? __atomic_load_n(&snap->newest, __ATOMIC_RELAXED) : 0;
+}
+
+void zf_array_set_chunks_time(zf_array *a, int64_t t)
+{
+    zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    if (snap)
+        __atomic_store_n(&snap->newest, t, __ATOMIC_RELAXED);
 }
 
 void zf_snap_free(zf_snap *s)

@@ -309,6 +309,7 @@ int zf_array_end_learning(zf_array *a, int adopt)
     if (s) { /* the learned stamps move into s */
         s->v = a->learned.v;
         s->n = s->cap = a->learned.n;
+        s->newest = a->learned.newest;
     }
     memset(&a->learned, 0, sizeof a->learned);
     a->learning = 0;

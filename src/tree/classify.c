@@ -12,6 +12,13 @@
 #include "base/err.h"
 #include "base/log.h"
 
+/* a document the node's metadata came from was written at st's time */
+static void origin_time(zf_walker *w, const zf_stamp *st)
+{
+    int64_t t = zf_stamp_time(st);
+    w->origin_time = t > w->origin_time ? t : w->origin_time;
+}
+
 /* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
 static int mix_stamp(zf_walker *w, const char *key, zf_stamp *st)
 {
@@ -56,6 +63,7 @@ static int read_doc(zf_walker *w, const char *dir, const char *name, char **doc,
         zf_fp d = zf_stamp_digest(&st);
         zf_tree_fp_mix(w->t, key, &d, sizeof d);
         zf_fp_add(&w->origin, &d, sizeof d);
+        origin_time(w, &st);
     } else {
         mix_stamp(w, key, NULL); /* what is there instead (a directory, a link) */
     }
@@ -153,10 +161,13 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
     char err[256] = "", *doc = NULL, *attrs = NULL;
     size_t n, an = 0;
     zf_fp_init(&w->origin);
+    w->origin_time = 0;
     int rc = classify_cons(w, path, kind, m);
     if (rc != ZF_ENOTFOUND) {
-        zf_fp d = zf_stamp_digest(w->cons ? zf_cons_stamp(w->cons) : &(zf_stamp){0});
+        const zf_stamp *cons = w->cons ? zf_cons_stamp(w->cons) : &(zf_stamp){0};
+        zf_fp d = zf_stamp_digest(cons);
         zf_fp_add(&w->origin, &d, sizeof d);
+        origin_time(w, cons);
         return rc;
     }
     /* a document that is there but cannot be read leaves the node out */
@@ -180,6 +191,7 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
         *kind = ZF_KIND_GROUP;
         zf_stamp st;
         mix_stamp(w, key, &st);
+        origin_time(w, &st);
         return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
     }
     free(doc);

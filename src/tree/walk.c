@@ -309,7 +309,7 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
         zf_meta_clear(&m);
         return zf_tree_remember_other(w->t, w->path);
     }
-    rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin);
+    rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin, w->origin_time);
     w->shown += rc == ZF_OK;
     zf_meta_clear(&m);
     return rc;
@@ -325,6 +325,7 @@ static int walk(zf_walker *w, size_t dir, const char *name, int depth)
     size_t id = dir;
     if (depth > 0 && !(id = zf_tree_add_node(w->t, dir, name, 1)))
         return ZF_ENOMEM;
+    w->t->nodes[id - 1].mtime = w->origin_time; /* the group's documents' */
     return walk_group(w, id, depth);
 }
 

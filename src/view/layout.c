@@ -91,6 +91,11 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     return l;
 }
 
+zf_array *zf_layout_array(const zf_layout *l)
+{
+    return l->a;
+}
+
 void zf_layout_free(zf_layout *l)
 {
     if (!l)
@@ -237,22 +242,29 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
         if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
             return ZF_ENOMEM;
     int unlisted = zf_array_unlisted(l->a);
-    size_t modes = l->lab ? (size_t)l->nblocks : 0; /* the extra bytes: modes, then versions */
+    /* the extra bytes: modes, then (unlisted) the chunks' time and versions */
+    size_t modes = l->lab ? (size_t)l->nblocks : 0, time = unlisted ? sizeof(int64_t) : 0;
     void *extra = NULL;
     size_t extra_len = 0;
     uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
-    size_t most = modes + (!unlisted ? 0 : n < (SIZE_MAX - modes) / 24 ? (size_t)n * 24 : SIZE_MAX - modes);
+    size_t head = modes + time, most = head + (!unlisted ? 0 : n < (SIZE_MAX - head) / 24
+                                                                 ? (size_t)n * 24 : SIZE_MAX - head);
     if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
                          unlisted || modes ? &extra : NULL, &extra_len) != 0)
         return ZF_ENOTFOUND;
-    int rc = extra_len < modes ? ZF_ECORRUPT : ZF_OK;
+    int rc = extra_len < head ? ZF_ECORRUPT : ZF_OK;
     if (rc == ZF_OK && modes && !(l->bmode = malloc(modes)))
         rc = ZF_ENOMEM;
     for (size_t b = 0; rc == ZF_OK && b < modes; b++)
         if ((l->bmode[b] = ((uint8_t *)extra)[b]) > ZF_PD_NS)
             rc = ZF_ECORRUPT;
     if (rc == ZF_OK && unlisted)
-        rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes);
+        rc = zf_array_snap_load(l->a, (uint8_t *)extra + head, extra_len - head);
+    if (rc == ZF_OK && unlisted) {
+        int64_t t;
+        memcpy(&t, (uint8_t *)extra + modes, sizeof t);
+        zf_array_set_chunks_time(l->a, t);
+    }
     free(extra);
     if (rc == ZF_ECORRUPT)
         return ZF_ENOTFOUND;
@@ -266,19 +278,24 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
 }
 
 /* save the index under fp, with the value formats of a labelled .csv's
- * blocks and the chunk versions of an unlisted store */
+ * blocks and, for an unlisted store, the chunks' newest time and versions */
 static void save_persisted(zf_layout *l, const zf_fp *fp)
 {
     size_t len = 0, modes = l->lab ? (size_t)l->nblocks : 0;
-    const void *snap = zf_array_unlisted(l->a) ? zf_array_snap_data(l->a, &len) : NULL;
-    uint8_t *extra = modes + len ? malloc(modes + len) : NULL;
-    if (modes + len && !extra)
+    int unlisted = zf_array_unlisted(l->a);
+    const void *snap = unlisted ? zf_array_snap_data(l->a, &len) : NULL;
+    int64_t t = zf_array_chunks_time(l->a);
+    size_t time = unlisted ? sizeof t : 0, all = modes + time + len;
+    uint8_t *extra = all ? malloc(all) : NULL;
+    if (all && !extra)
         return;
     if (modes)
         memcpy(extra, l->bmode, modes);
+    if (time)
+        memcpy(extra + modes, &t, time);
     if (len)
-        memcpy(extra + modes, snap, len);
-    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, modes + len);
+        memcpy(extra + modes + time, snap, len);
+    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, all);
     free(extra);
 }
 

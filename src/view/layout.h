@@ -47,6 +47,9 @@ typedef struct zf_layout_opts {
  * column is called name.  NULL on allocation failure or bad options. */
 zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *opts);
 
+/* The array whose text the layout shows. */
+zf_array *zf_layout_array(const zf_layout *l);
+
 /* Free a layout; NULL is allowed. */
 void zf_layout_free(zf_layout *l);
 

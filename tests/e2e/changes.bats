@@ -72,6 +72,12 @@ meta_state() {
     zf_t cat "$ZF_MNT/v3_plain.txt" >"$BATS_TEST_TMPDIR/later.txt" || fail "a later mount still fails: $(cat "$ZF_LOG")"
     zf_cmp "$RM_LOCAL/v3_plain.txt" "$BATS_TEST_TMPDIR/later.txt"
     zf_cmp "$RM_LOCAL/v3_plain.csv" "$ZF_MNT/v3_plain.csv"
+    # its time is the newest of its metadata's and chunks' (Last-Modified:
+    # whole seconds), the chunks' persisted with the index
+    local want
+    want=$(cd "$RM_STORES/inplace.zarr" && stat -c %Y zarr.json v3_plain/zarr.json $(find v3_plain/c -type f) | sort -n | tail -n 1)
+    got=$(stat -c %Y "$ZF_MNT/v3_plain.txt")
+    [[ $got == "$want" ]] || fail "mtime $got, the newest document or chunk is of $want"
 }
 
 @test "http: two stores with the same metadata documents (ETags) but other chunks never share a persisted index" {
@@ -117,4 +123,123 @@ info_check() {
     after=$(grep '^chunks_present:' "$BATS_TEST_TMPDIR/info")
     [[ $before =~ ^chunks_present:\ ([0-9]+)\ of && $after == "chunks_present: $((BASH_REMATCH[1] - 1)) of"* ]] \
         || fail "before: $before; after deleting one chunk: $after"
+}
+
+# The store of the file-time tests, and its changes (mk_times STORE WHAT):
+#   create [consolidated]  lt and other (t: 10, chunks of 5) at the root, dur
+#                          (s: 6) in group g, as xarray writes them
+#   region                 one value of lt rewritten: to_zarr(mode="r+", region=)
+#   add                    a new array, extra, in group g: to_zarr(mode="a")
+#   consolidate            the root's consolidated metadata written again
+MK_TIMES='
+import sys, warnings, numpy as np, pandas as pd, xarray as xr, zarr
+warnings.simplefilter("ignore")
+root, what = sys.argv[1], sys.argv[2]
+cons = len(sys.argv) > 3
+h = lambda n: pd.to_timedelta(np.arange(n), "h")
+if what == "create":
+    xr.Dataset({"lt": ("t", h(10)), "other": ("t", h(10) * 2)}, coords={"t": np.arange(10)}).to_zarr(
+        root, mode="w", consolidated=cons, encoding={"lt": {"chunks": (5,)}, "other": {"chunks": (5,)}})
+    xr.Dataset({"dur": ("s", h(6))}).to_zarr(root, group="g", mode="w", consolidated=cons)
+    if cons:
+        zarr.consolidate_metadata(root)
+elif what == "region":
+    v = h(10).values.copy()
+    v[6] = np.timedelta64(99, "h")
+    xr.Dataset({"lt": ("t", v[5:])}).to_zarr(root, mode="r+", region={"t": slice(5, 10)},
+                                            consolidated=False)
+elif what == "add":
+    xr.Dataset({"extra": ("s", h(6) * 3)}).to_zarr(root, group="g", mode="a", consolidated=False)
+elif what == "consolidate":
+    zarr.consolidate_metadata(root)
+'
+mk_times() {
+    sleep 1.1 # a later second than what it replaces (nginx's ETags, S3's LastModified)
+    zf_t "$ZF_PYTHON" -c "$MK_TIMES" "$@" || fail "mk_times $* failed"
+}
+
+# wait_for MNT TEST...: wait until `TEST` (a command) succeeds on the mount
+wait_for() {
+    local end=$((SECONDS + ZF_MOUNT_TIMEOUT + 5))
+    until "$@" 2>/dev/null; do
+        ((SECONDS < end)) || fail "the mount did not show the change ($*): $(cat "$ZF_LOG")"
+        sleep 0.2
+    done
+}
+new_value() { grep -qx '4 days 03:00:00' "$1/lt.txt"; }
+
+# rsync_again MNT COPY: rsync -a MNT to COPY; the .txt files it copied into
+# $BATS_TEST_TMPDIR/copied (one a line); COPY is then MNT
+rsync_again() {
+    zf_t rsync -a --out-format=%n "$1/" "$2/" >"$BATS_TEST_TMPDIR/rsync" || fail "rsync failed"
+    grep '\.txt$' "$BATS_TEST_TMPDIR/rsync" | LC_ALL=C sort >"$BATS_TEST_TMPDIR/copied" || true
+    diff -r "$1" "$2" >/dev/null || fail "the copy differs from the mount: $(diff -r "$1" "$2" | head)"
+}
+
+# times_case MNT COPY APPLY: MNT shows mk_times' store (-o timeout=1); APPLY
+# WHAT makes the change WHAT to it (and publishes it).  rsync -a copies the
+# changed file again, and only it; find -newer lists the files and the
+# directory that changed
+times_case() {
+    local mnt=$1 copy=$2 apply=$3 newer
+    zf_t rsync -a "$mnt/" "$copy/" || fail "the first rsync failed"
+    sleep 1.1
+    touch "$BATS_TEST_TMPDIR/ref"
+    "$apply" region
+    wait_for new_value "$mnt"
+    rsync_again "$mnt" "$copy"
+    [[ $(cat "$BATS_TEST_TMPDIR/copied") == lt.txt ]] || fail "rsync -a copied: $(cat "$BATS_TEST_TMPDIR/rsync")"
+    "$apply" add
+    wait_for test -e "$mnt/g/extra.txt"
+    newer=$(cd "$mnt" && find . -newer "$BATS_TEST_TMPDIR/ref" ! -name '*.info' | LC_ALL=C sort | tr '\n' ' ')
+    [[ $newer == *"./g "* && $newer == *"./g/extra.txt "* && $newer == *"./lt.txt "* && $newer == *"./lt.csv "* &&
+        $newer != *other* && $newer != *dur* ]] || fail "find -newer: $newer"
+    rsync_again "$mnt" "$copy"
+    [[ $(cat "$BATS_TEST_TMPDIR/copied") == g/extra.txt ]] || fail "rsync -a copied: $(cat "$BATS_TEST_TMPDIR/rsync")"
+}
+
+@test "file times (local): rsync -a copies again the file whose value to_zarr(region=) rewrote, and only it; find -newer lists it and the group that gained an array" {
+    local w
+    zf_mktemp w
+    TIMES_STORE=$w/s.zarr
+    zf_t "$ZF_PYTHON" -c "$MK_TIMES" "$TIMES_STORE" create || fail "the store"
+    zf_mount "$TIMES_STORE" -o timeout=1
+    local_apply() { mk_times "$TIMES_STORE" "$1"; }
+    times_case "$ZF_MNT" "$w/copy" local_apply
+}
+
+@test "file times (s3): rsync -a copies again the file whose value changed, and only it; find -newer lists it and the group that gained an array" {
+    export AWS_ACCESS_KEY_ID=$S3_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET AWS_REGION=us-east-1
+    local w
+    zf_mktemp w
+    TIMES_STORE=$w/s.zarr
+    zf_t "$ZF_PYTHON" -c "$MK_TIMES" "$TIMES_STORE" create || fail "the store"
+    net_s3 put "$VGW_URL" zarr stores/times.zarr "$TIMES_STORE" 2>/dev/null || fail "upload"
+    zf_mount s3://zarr/stores/times.zarr -o "endpoint=$VGW_URL,timeout=1"
+    # a change: made to the local copy, then its new objects uploaded
+    s3_apply() {
+        touch "$w/mark"
+        mk_times "$TIMES_STORE" "$1"
+        rm -rf "$w/up"
+        mkdir "$w/up"
+        (cd "$TIMES_STORE" && find . -type f -newer "$w/mark" -exec cp --parents {} "$w/up" \;)
+        net_s3 put "$VGW_URL" zarr stores/times.zarr "$w/up" 2>/dev/null || fail "upload of the change"
+    }
+    times_case "$ZF_MNT" "$w/copy" s3_apply
+}
+
+@test "file times (http): a store rewritten and consolidated again: rsync -a copies the changed file, find -newer lists it" {
+    local store=$RM_STORES/times.zarr w
+    zf_mktemp w
+    zf_t "$ZF_PYTHON" -c "$MK_TIMES" "$store" create consolidated || fail "the store"
+    zf_mount "$NGX_HTTP/bucket/times.zarr" -o timeout=1
+    zf_t rsync -a "$ZF_MNT/" "$w/copy/" || fail "the first rsync failed"
+    sleep 1.1
+    touch "$BATS_TEST_TMPDIR/ref"
+    mk_times "$store" region
+    mk_times "$store" consolidate
+    wait_for new_value "$ZF_MNT"
+    rsync_again "$ZF_MNT" "$w/copy"
+    grep -qx lt.txt "$BATS_TEST_TMPDIR/copied" || fail "rsync -a did not copy lt.txt: $(cat "$BATS_TEST_TMPDIR/rsync")"
+    (cd "$ZF_MNT" && find . -newer "$BATS_TEST_TMPDIR/ref") | grep -qx ./lt.txt || fail "find -newer misses lt.txt"
 }
