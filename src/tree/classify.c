@@ -77,11 +77,14 @@ static int read_doc(zf_walker *w, const char *dir, const char *name, char **doc,
     return rc;
 }
 
-/* log why path is left out (or why the root is unusable) */
-static void log_invalid(const zf_walker *w, const char *path, const char *err)
+/* log why path is left out (or why the root is unusable: its metadata
+ * invalid, or rc ZF_EIO, the store could not be read: TLS, HTTP 403 ...) */
+static void log_invalid(const zf_walker *w, const char *path, int rc, const char *err)
 {
     if (*path)
         zf_log("%s/%s: left out: %s", zf_store_path(w->store), path, err);
+    else if (rc == ZF_EIO)
+        zf_log_error("%s: cannot read the store: %s", zf_store_path(w->store), err);
     else
         zf_log("%s: invalid root metadata: %s", zf_store_path(w->store), err);
 }
@@ -112,7 +115,7 @@ static int classify_cons_root(zf_walker *w, zf_node_kind *kind, zf_meta *m)
     char err[256] = "";
     int rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
     if (rc)
-        log_invalid(w, "", err);
+        log_invalid(w, "", rc, err);
     return rc;
 }
 
@@ -197,7 +200,7 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
     free(doc);
     free(attrs);
     if (rc)
-        log_invalid(w, path, err);
+        log_invalid(w, path, rc, err);
     return rc;
 }
 

@@ -36,7 +36,8 @@ typedef struct zf_tree zf_tree;
 
 /* Walk the store and build the tree.  ZF_ENOTFOUND if the root holds no Zarr
  * metadata; ZF_ECORRUPT / ZF_EUNSUPPORTED (with a log line) if the root's own
- * metadata is invalid or cannot be read.  Arrays with invalid or unsupported
+ * metadata is invalid, ZF_EIO (with a log line: "cannot read the store") if
+ * it cannot be read.  Arrays with invalid or unsupported
  * metadata are left out with a log line.  Each directory is walked once (by
  * device and inode): one reached again through a symlink (a loop, or a
  * second path to it) is not shown again, with a log line; a directory shows

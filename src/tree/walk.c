@@ -405,8 +405,11 @@ int zf_tree_walk(zf_tree *t)
         t->cons_stamp = *zf_cons_stamp(w->cons);
     }
     zf_stamp root = {0}; /* a remote store's root has no identity: not asked for */
-    if (rc == ZF_OK && (w->store->remote || (rc = zf_store_stamp(w->store, "", &root)) == ZF_OK) &&
-        (rc = first_visit(w, root.dev, root.ino)) == 1)
+    char why[200] = "";
+    if (rc == ZF_OK && !w->store->remote &&
+        (rc = zf_store_stamp_why(w->store, "", &root, why, sizeof why)) == ZF_EIO)
+        zf_log_error("%s: cannot read the store: %s", zf_store_path(w->store), why);
+    if (rc == ZF_OK && (rc = first_visit(w, root.dev, root.ino)) == 1)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)
         rc = walk_later(w);

@@ -4,14 +4,17 @@
 # discarded and rebuilt, never a permanent EIO; two stores with the same
 # metadata never share one), .info telling the state of each open, and file
 # times that move forward when a file's content changes (rsync -a, find
-# -newer), on a local store, over HTTP (nginx) and S3 (versitygw).
+# -newer), on a local store, over HTTP (nginx) and S3 (versitygw).  Then the
+# smaller points of the issue: %-encoded s3:// and gs:// prefixes (spaces),
+# what a TLS, 403 or 416 failure at the root says, -o cafile= checked and
+# made absolute before mounting, objects stored with Content-Encoding: gzip.
 
 load remote
 
 setup_file() {
     rm_setup_file
     net_nginx "$RM_DIR/nginx" "$RM_DIR/www"
-    export NGX_HTTP NGX_LOG
+    export NGX_HTTP NGX_HTTPS NGX_OTHER NGX_CA NGX_LOG
     export S3_KEY=zfkey$RANDOM S3_SECRET=zfSecret-$RANDOM$RANDOM
     net_versitygw "$RM_DIR/vgw" "$S3_KEY" "$S3_SECRET"
     export VGW_URL
@@ -242,4 +245,73 @@ times_case() {
     rsync_again "$ZF_MNT" "$w/copy"
     grep -qx lt.txt "$BATS_TEST_TMPDIR/copied" || fail "rsync -a did not copy lt.txt: $(cat "$BATS_TEST_TMPDIR/rsync")"
     (cd "$ZF_MNT" && find . -newer "$BATS_TEST_TMPDIR/ref") | grep -qx ./lt.txt || fail "find -newer misses lt.txt"
+}
+
+@test "a prefix with a space: s3:// as %20 or as itself, gs:// as %20" {
+    export AWS_ACCESS_KEY_ID=$S3_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET AWS_REGION=us-east-1
+    net_s3 put "$VGW_URL" zarr "my data/a3.zarr" "$RM_STORES/a3.zarr" 2>/dev/null || fail "upload"
+    mkdir -p "$RM_DIR/www/bucket/my data"
+    cp -r "$RM_STORES/a3.zarr" "$RM_DIR/www/bucket/my data/"
+    rm_mount_local a3.zarr
+    local spec
+    for spec in "s3://zarr/my%20data/a3.zarr" "s3://zarr/my data/a3.zarr"; do
+        zf_mount "$spec" -o "endpoint=$VGW_URL"
+        zf_cmp "$RM_LOCAL/a3.txt" "$ZF_MNT/a3.txt"
+    done
+    zf_mount "gs://bucket/my%20data/a3.zarr" -o "endpoint=$NGX_HTTP"
+    zf_cmp "$RM_LOCAL/a3.txt" "$ZF_MNT/a3.txt"
+    zf_run_cli -f "s3://zarr/100%/a3.zarr" -o "endpoint=$VGW_URL" "$BATS_TEST_TMPDIR"
+    [[ $ZF_RC == 1 ]] && grep -q '%25' "$ZF_ERR" || fail "a lone %: $ZF_RC $(cat "$ZF_ERR")"
+}
+
+@test "a root that cannot be read (TLS, HTTP 403, HTTP 416 to a whole-object GET) says: cannot read the store: REASON, on one line, exit status 1" {
+    zf_run_cli -f -o "cafile=$NGX_CA" "$NGX_OTHER/bucket/g3c.zarr" "$BATS_TEST_TMPDIR"
+    [[ $ZF_RC == 1 && $(wc -l <"$ZF_ERR") == 1 ]] || fail "status $ZF_RC: $(cat "$ZF_ERR")"
+    grep -q "$NGX_OTHER/bucket/g3c.zarr: cannot read the store: zarr.json: .*certificate" "$ZF_ERR" \
+        || fail "TLS: $(cat "$ZF_ERR")"
+    net_proxy "$BATS_TEST_TMPDIR/proxy" "${NGX_HTTP#http://}" 60
+    local status
+    for status in 403 416; do
+        net_proxy_set '{"fault": "status", "status": '$status', "match": "zarr.json|zmetadata"}'
+        zf_run_cli -f "$PROXY_URL/bucket/g3c.zarr" "$BATS_TEST_TMPDIR"
+        [[ $ZF_RC == 1 && $(wc -l <"$ZF_ERR") == 1 ]] || fail "$status: status $ZF_RC: $(cat "$ZF_ERR")"
+        grep -q "cannot read the store: zarr.json: HTTP $status" "$ZF_ERR" || fail "$status: $(cat "$ZF_ERR")"
+        ! grep -q 'invalid root metadata\|18446744073709551615' "$ZF_ERR" || fail "$(cat "$ZF_ERR")"
+    done
+    grep -q 'whole object' "$ZF_ERR" || fail "416: $(cat "$ZF_ERR")"
+}
+
+@test "-o cafile=: a directory is refused before mounting; a relative path works after the daemon leaves its directory" {
+    local certs=${NGX_CA%/*}
+    zf_run_cli -f -o "cafile=$certs" "$NGX_HTTPS/bucket/a3.zarr" "$BATS_TEST_TMPDIR"
+    [[ $ZF_RC == 1 ]] && grep -q "cannot read cafile $certs: not a regular file" "$ZF_ERR" \
+        || fail "a directory as cafile: status $ZF_RC: $(cat "$ZF_ERR")"
+    # daemonized (no -f): libfuse makes / its directory once mounted
+    local w
+    zf_mktemp w
+    mkdir "$w/mnt"
+    ZF_MOUNTS+=("$w/mnt") ZF_PIDS+=("") ZF_WORKS+=("$w")
+    (cd "$certs" && zf_t "$ZF_BIN" -o cafile=ca.pem "$NGX_HTTPS/bucket/a3.zarr" "$w/mnt" 3>&-) \
+        || fail "the daemon did not start"
+    zf_is_mounted "$w/mnt" || fail "not mounted"
+    rm_mount_local a3.zarr
+    zf_cmp "$RM_LOCAL/a3.txt" "$w/mnt/a3.txt"
+}
+
+@test "objects stored with Content-Encoding: gzip are decoded when read whole (metadata, chunks); a sharded array's shards fail with a log line naming the coding" {
+    export AWS_ACCESS_KEY_ID=$S3_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET AWS_REGION=us-east-1
+    net_s3 putgz "$VGW_URL" zarr gz/g3.zarr "$RM_STORES/g3.zarr" 2>/dev/null || fail "upload"
+    [[ $(net_s3 get "$VGW_URL" zarr gz/g3.zarr/zarr.json | head -c 2 | od -An -tx1) == " 1f 8b" ]] \
+        || fail "the object is not stored gzip-compressed"
+    rm_mount_local g3.zarr
+    zf_mount s3://zarr/gz/g3.zarr -o "endpoint=$VGW_URL"
+    local f n=0
+    for f in v3_zstd v3_plain v3_blosc_lz4_shuffle v2_zstd v2_zlib; do
+        [[ -e $RM_LOCAL/$f.txt ]] || continue
+        zf_cmp "$RM_LOCAL/$f.txt" "$ZF_MNT/$f.txt"
+        n=$((n + 1))
+    done
+    ((n >= 3)) || fail "only $n arrays compared: $(ls "$RM_LOCAL")"
+    if zf_t cat "$ZF_MNT/v3_shard_end.txt" >/dev/null 2>&1; then fail "a gzip-encoded shard was read"; fi
+    grep -q 'v3_shard_end/c/.*content coding' "$ZF_LOG" || fail "no log line names the coding: $(cat "$ZF_LOG")"
 }
