@@ -338,15 +338,18 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_err(req, n && n->is_dir ? EISDIR : EINVAL);
         return;
     }
-    if (h->info) { /* NAME.info as it was at the open */
-        size_t left = (uint64_t)off < h->info_len ? h->info_len - (size_t)off : 0;
-        fuse_reply_buf(req, h->info + (left ? off : 0), left < size ? left : size);
-        return;
-    }
     if (size > READ_MAX)
         size = READ_MAX;
     if (!(buf = read_buf())) {
         fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    if (h->info) { /* NAME.info as it was at the open; copied: the reply may still be
+                    * going out when the reader, having it, closes the file */
+        size_t left = (uint64_t)off < h->info_len ? h->info_len - (size_t)off : 0;
+        left = left < size ? left : size;
+        memcpy(buf, h->info + (left ? off : 0), left);
+        fuse_reply_buf(req, buf, left);
         return;
     }
     size_t got = 0;
