@@ -286,13 +286,20 @@ times_case() {
     zf_run_cli -f -o "cafile=$certs" "$NGX_HTTPS/bucket/a3.zarr" "$BATS_TEST_TMPDIR"
     [[ $ZF_RC == 1 ]] && grep -q "cannot read cafile $certs: not a regular file" "$ZF_ERR" \
         || fail "a directory as cafile: status $ZF_RC: $(cat "$ZF_ERR")"
-    # daemonized (no -f): libfuse makes / its directory once mounted
+    # daemonized (no -f): libfuse makes / its directory once mounted.  (Not
+    # under ThreadSanitizer, which stops a forked child that starts threads:
+    # the HTTP engine's)
+    if grep -q '^ZF_TSAN:BOOL=ON' "$ZF_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+        skip "a daemonized remote mount under ThreadSanitizer"
+    fi
     local w
     zf_mktemp w
     mkdir "$w/mnt"
     ZF_MOUNTS+=("$w/mnt") ZF_PIDS+=("") ZF_WORKS+=("$w")
-    (cd "$certs" && zf_t "$ZF_BIN" -o cafile=ca.pem "$NGX_HTTPS/bucket/a3.zarr" "$w/mnt" 3>&-) \
-        || fail "the daemon did not start"
+    ZF_VG_LOG=$w/valgrind.log
+    zf_daemon_argv -o cafile=ca.pem "$NGX_HTTPS/bucket/a3.zarr" "$w/mnt"
+    (cd "$certs" && timeout -k 5 "$ZF_EXIT_TIMEOUT" "${ZF_ARGV[@]}" </dev/null >"$w/out" 2>"$w/err" 3>&-) \
+        || fail "the daemon did not start: $(cat "$w/err")"
     zf_is_mounted "$w/mnt" || fail "not mounted"
     rm_mount_local a3.zarr
     zf_cmp "$RM_LOCAL/a3.txt" "$w/mnt/a3.txt"
