@@ -77,6 +77,17 @@ static int hit(fake *f, unsigned op, const char *key, char *err, size_t errcap)
     return 1;
 }
 
+/* the result of a request of kind op for key that answered rc with stamp
+ * st: the fault's instead (st cleared) when it hits the request */
+static int answer(fake *f, unsigned op, const char *key, int rc, zf_stamp *st, char *err,
+                  size_t errcap)
+{
+    if (!hit(f, op, key, err, errcap))
+        return rc;
+    memset(st, 0, sizeof *st);
+    return f->fault.rc;
+}
+
 static int fake_read(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n,
                      zf_stamp *st, char *err, size_t errcap)
 {
@@ -88,11 +99,7 @@ static int fake_read(const zf_store *s, const char *key, size_t max, zf_store_bu
     int rc = zf_store_read(f->inner, key, max, b, n, st, err, errcap);
     remote_stamp(st);
     request_end(f);
-    if (hit(f, FAKE_READ, key, err, errcap)) {
-        memset(st, 0, sizeof *st);
-        rc = f->fault.rc;
-    }
-    return rc;
+    return answer(f, FAKE_READ, key, rc, st, err, errcap);
 }
 
 static int fake_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
@@ -116,11 +123,7 @@ static int fake_stamp(const zf_store *s, const char *key, zf_stamp *st, char *er
     int rc = zf_store_stamp_why(f->inner, key, st, err, errcap);
     remote_stamp(st);
     request_end(f);
-    if (hit(f, FAKE_STAMP, key, err, errcap)) {
-        memset(st, 0, sizeof *st);
-        rc = f->fault.rc;
-    }
-    return rc;
+    return answer(f, FAKE_STAMP, key, rc, st, err, errcap);
 }
 
 /* a listing in progress: where its entries go, and where a fault cuts it */
@@ -448,4 +451,21 @@ void names(const zf_tree *t, const zf_node *d, char *out, size_t cap)
         if (c->is_dir)
             names(t, c, out, cap);
     }
+}
+
+int test_dir_make(char *dir, size_t cap, const char *name)
+{
+    snprintf(dir, cap, "%s/%s.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", name);
+    if (mkdtemp(dir))
+        return 0;
+    perror("mkdtemp");
+    return -1;
+}
+
+void test_dir_remove(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
 }

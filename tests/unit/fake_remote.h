@@ -91,4 +91,11 @@ char *whole(zf_layout *l, zf_view v, uint64_t *n);
 /* Append "name;" ("name/;" for directories) of every node under d to out. */
 void names(const zf_tree *t, const zf_node *d, char *out, size_t cap);
 
+/* A new test directory $TMPDIR/NAME.XXXXXX into dir (cap bytes): 0, or -1
+ * (reported). */
+int test_dir_make(char *dir, size_t cap, const char *name);
+
+/* Remove a test directory and everything in it. */
+void test_dir_remove(const char *dir);
+
 #endif

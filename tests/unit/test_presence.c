@@ -325,22 +325,10 @@ static void test_walk(zf_cache *cache)
     zf_store_close(cinner);
 }
 
-/* remove the test directory */
-static void cleanup(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp);
-}
-
 int main(void)
 {
-    snprintf(tmp, sizeof tmp, "%s/zf-presence.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (test_dir_make(tmp, sizeof tmp, "zf-presence"))
         return 1;
-    }
     zf_cache *cache = zf_cache_new(64 << 20);
     layout_case cases[] = {
         {"single", make_single, "", NULL, NULL, 0, 0},
@@ -360,6 +348,6 @@ int main(void)
         free(cases[i].csv);
     }
     zf_cache_free(cache);
-    cleanup();
+    test_dir_remove(tmp);
     return check_summary("test_presence");
 }

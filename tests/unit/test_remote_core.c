@@ -408,22 +408,10 @@ static void test_stale_chunk(void)
     zf_store_close(inner);
 }
 
-/* remove the test directory */
-static void cleanup(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp);
-}
-
 int main(void)
 {
-    snprintf(tmp, sizeof tmp, "%s/zf-remote-core.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (test_dir_make(tmp, sizeof tmp, "zf-remote-core"))
         return 1;
-    }
     zf_cache *cache = zf_cache_new(64 << 20);
     test_walk_consolidated(cache);
     test_walk_plain(cache);
@@ -434,6 +422,6 @@ int main(void)
     test_stale_chunk();
     test_large_shard();
     test_large_shard_threads();
-    cleanup();
+    test_dir_remove(tmp);
     return check_summary("test_remote_core");
 }
