@@ -328,24 +328,33 @@ void make_big(const char *dir, unsigned salt, unsigned only_chunk)
 }
 
 
+/* the zarr.json of a root 1-D v3 array of len timedelta64[unit] values in
+ * shards of shard, inner chunks of inner (raw bytes), its index at `where` */
+static void put_sharded_meta(const char *dir, const char *unit, unsigned len, unsigned shard,
+                             unsigned inner, const char *where)
+{
+    char meta[1024];
+    snprintf(meta, sizeof meta,
+             "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[%u],\"data_type\":{\"name\":"
+             "\"numpy.timedelta64\",\"configuration\":{\"unit\":\"%s\",\"scale_factor\":1}},"
+             "\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":[%u]}},"
+             "\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}},"
+             "\"fill_value\":0,\"codecs\":[{\"name\":\"sharding_indexed\",\"configuration\":{"
+             "\"chunk_shape\":[%u],\"codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
+             "\"little\"}}],\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
+             "\"little\"}}],\"index_location\":\"%s\"}}],\"attributes\":{}}",
+             len, unit, shard, inner, where);
+    put_text(dir, "zarr.json", meta);
+}
+
 /* a root v3 array of SH_LEN values in shards of SH_SHARD, inner chunks of
  * SH_INNER (index at the end, no checksum); every seventh shard missing,
  * every third inner chunk empty */
 void make_sharded(const char *dir)
 {
     mkdir(dir, 0755);
-    char meta[1024], name[64];
-    snprintf(meta, sizeof meta,
-             "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[%d],\"data_type\":{\"name\":"
-             "\"numpy.timedelta64\",\"configuration\":{\"unit\":\"us\",\"scale_factor\":1}},"
-             "\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":[%d]}},"
-             "\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}},"
-             "\"fill_value\":0,\"codecs\":[{\"name\":\"sharding_indexed\",\"configuration\":{"
-             "\"chunk_shape\":[%d],\"codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
-             "\"little\"}}],\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
-             "\"little\"}}],\"index_location\":\"end\"}}],\"attributes\":{}}",
-             SH_LEN, SH_SHARD, SH_INNER);
-    put_text(dir, "zarr.json", meta);
+    char name[64];
+    put_sharded_meta(dir, "us", SH_LEN, SH_SHARD, SH_INNER, "end");
     enum { N = SH_SHARD / SH_INNER };
     for (unsigned sh = 0; sh < SH_LEN / SH_SHARD; sh++) {
         if (sh % 7 == 4)
@@ -370,24 +379,12 @@ void make_sharded(const char *dir)
     }
 }
 
-
 /* a root v3 array held by one shard of over 8 MiB (ZF_SHARD_WHOLE_MAX: too
  * large to be read whole) of ten inner chunks */
 void make_big_shard(const char *dir)
 {
     mkdir(dir, 0755);
-    char meta[1024];
-    snprintf(meta, sizeof meta,
-             "{\"zarr_format\":3,\"node_type\":\"array\",\"shape\":[%d],\"data_type\":{\"name\":"
-             "\"numpy.timedelta64\",\"configuration\":{\"unit\":\"ns\",\"scale_factor\":1}},"
-             "\"chunk_grid\":{\"name\":\"regular\",\"configuration\":{\"chunk_shape\":[%d]}},"
-             "\"chunk_key_encoding\":{\"name\":\"default\",\"configuration\":{\"separator\":\"/\"}},"
-             "\"fill_value\":0,\"codecs\":[{\"name\":\"sharding_indexed\",\"configuration\":{"
-             "\"chunk_shape\":[%d],\"codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
-             "\"little\"}}],\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
-             "\"little\"}}],\"index_location\":\"start\"}}],\"attributes\":{}}",
-             BIGSH_LEN, BIGSH_LEN, BIGSH_INNER);
-    put_text(dir, "zarr.json", meta);
+    put_sharded_meta(dir, "ns", BIGSH_LEN, BIGSH_LEN, BIGSH_INNER, "start");
     enum { N = BIGSH_LEN / BIGSH_INNER };
     size_t bytes = (size_t)BIGSH_LEN * 8 + N * 16;
     uint8_t *buf = malloc(bytes);
