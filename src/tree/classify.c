@@ -188,9 +188,9 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
     }
     free(doc);
     free(attrs);
-    if (rc == ZF_EIO && *path) /* the store could not tell what is there: unknown (walk.c) */
+    if (rc == ZF_EIO) /* the store could not tell what is there: unknown (walk.c) */
         snprintf(w->unknown, sizeof w->unknown, "cannot read its metadata: %s", err);
-    else if (rc)
+    if (rc && (rc != ZF_EIO || (!*path && !w->t->opts->generation))) /* (the mount fails) */
         log_invalid(w, path, err);
     return rc;
 }

@@ -326,7 +326,8 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
     int rc = zf_walk_classify(w, w->path, &kind, &m);
     if (rc == ZF_ENOMEM)
         return rc;
-    if (rc == ZF_EIO && depth > 0) { /* unknown: its group cannot say what it holds */
+    if (rc == ZF_EIO && (depth > 0 || w->t->opts->generation)) { /* unknown: its group (a
+        re-check: the root itself) cannot say what it holds; at mount the root fails */
         zf_tree_unknown(w->t, dir, w->path, w->unknown, "it is not shown, and listing its group "
                         "or looking up names not shown there fails with EIO until the store "
                         "answers");

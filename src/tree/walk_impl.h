@@ -45,9 +45,9 @@ typedef struct zf_walker {
 } zf_walker;
 
 /* What is at path: ZF_OK with *kind (and *m for timedelta arrays), ZF_ENOTFOUND
- * if no Zarr metadata, ZF_EIO (below the root: not logged, w->unknown says
- * why) if the store could not tell, or another error already logged.
- * w->origin gets the stamps of the documents it came from. */
+ * if no Zarr metadata, ZF_EIO (w->unknown says why; not logged, but for the
+ * root at mount) if the store could not tell, or another error already
+ * logged.  w->origin gets the stamps of the documents it came from. */
 int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta *m);
 
 /* Log why the root group's consolidated metadata is not used, if it has some. */

@@ -356,23 +356,31 @@ stat EIO */x3.zarr/step/c/0"
             unmount_last
         done
     done
-    # the re-check: the consolidated document's HEAD and GET fail
+    # the re-check: the consolidated document's HEAD and GET fail (v2's
+    # .zmetadata over http, v3's root zarr.json over gs://)
     [[ -z $PR_TIMED ]] || skip "$PR_TIMED"
-    rm_mount_local g2c.zarr
-    ref=$RM_LOCAL
-    for url in "$PX_HTTP/bucket/g2c.zarr" "gs://bucket/g2c.zarr"; do
+    local doc name
+    for url in "$PX_HTTP/bucket/g2c.zarr" "gs://bucket/g3c.zarr"; do
+        name=${url##*/}
+        rm_mount_local "$name"
+        ref=$RM_LOCAL
         ep=(-o "$PR_OPTS" -o timeout=0.5)
         [[ $url == gs://* ]] && ep+=(-o "endpoint=$PX_HTTP")
         zf_mount "$url" "${ep[@]}"
         rm_compare "$ref" "$ZF_MNT" nolisting
-        px_faults HTTP '{"fault": "status", "status": 503, "match": "zmetadata"}'
+        doc='g2c\\.zarr/\\.zmetadata$'
+        [[ $name == g3c.zarr ]] && doc='g3c\\.zarr/zarr\\.json$'
+        px_faults HTTP "{\"fault\": \"status\", \"status\": 503, \"match\": \"$doc\"}"
         sleep 5
+        grep -q 'fault=status 503' "$PX_HTTP_LOG" || fail "$url: no request was faulted"
         grep -q 'the store could not be re-checked' "$ZF_LOG" || fail "$url: not logged: $(tail -n 5 "$ZF_LOG")"
+        (($(grep -c 'could not be re-checked\|invalid root metadata' "$ZF_LOG") == 1)) \
+            || fail "$url: said more than once: $(tail -n 5 "$ZF_LOG")"
         grep -q 'the store changed' "$ZF_LOG" && fail "$url: the view was replaced: $(tail -n 5 "$ZF_LOG")"
         rm_compare "$ref" "$ZF_MNT" nolisting
         px_faults HTTP '{}'
         sleep 2
         (($(grep -c 'the store answers again' "$ZF_LOG") == 1)) || fail "$url: recovery not said once"
-        unmount_last
+        zf_unmount
     done
 }
