@@ -30,6 +30,9 @@
       "emulator)")                                                                               \
     X("-o region=NAME", "AWS_REGION, else us-east-1", "s3:// stores: the region requests are signed for") \
     X("-o anonymous", "", "s3:// stores: send unsigned requests (public buckets)")             \
+    X("-o requester_pays", "", "s3:// stores: the reader pays for the requests (Requester Pays)") \
+    X("-o bearer_token_file=FILE", "none",                                                       \
+      "https:// stores: send the token in FILE as a bearer token, to the store's host only")     \
     X("-h, --help", "", "print this help and exit")                                              \
     X("-V, --version", "", "print the version and exit")
 
