@@ -470,6 +470,15 @@ top.txt"
     if zf_is_mounted "$ZF_MNT"; then fail "still mounted after SIGINT"; fi
 }
 
+@test "signals: SIGHUP unmounts cleanly, exit status 0 (libfuse's handler, as documented)" {
+    zf_mount "$ZF_FIXTURES/$NS.zarr"
+    zf_t cat "$ZF_MNT/$NS.txt" >/dev/null
+    zf_signal_daemon HUP
+    [[ -n $ZF_STATUS ]] || fail "daemon still running ${ZF_EXIT_TIMEOUT}s after SIGHUP"
+    [[ $ZF_STATUS == 0 ]] || fail "exit status $ZF_STATUS after SIGHUP; log: $(cat "$ZF_LOG")"
+    if zf_is_mounted "$ZF_MNT"; then fail "still mounted after SIGHUP"; fi
+}
+
 @test "signals: SIGTERM right after mounting, before any read" {
     zf_mount "$ZF_FIXTURES/$NS.zarr"
     zf_signal_daemon TERM

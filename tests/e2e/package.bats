@@ -154,6 +154,12 @@ $(diff <(echo "$want") <(echo "$got") | head -n 20)"
     for want in fuse3 libfuse3-3 libc6 libzstd1 libblosc1 libcjson1 liblz4-1 zlib1g libbz2-1.0; do
         [[ ", $dep," == *", $want"[\ ,]* ]] || fail "Depends lacks $want: $dep"
     done
+    # the description names what is shown, and where from
+    local desc
+    desc=$(dpkg-deb -f "$PKG_DEB" Description)
+    for want in "time arrays" s3:// gs:// numpy.timedelta64 numpy.datetime64 "CF encodings"; do
+        [[ $desc == *"$want"* ]] || fail "Description does not mention $want: $desc"
+    done
     run dpkg -L zarrfs
     assert_success
     for want in /usr/bin/zarrfs /usr/bin/zarrfs-cat /usr/share/man/man1/zarrfs.1.gz /usr/share/man/man1/zarrfs-cat.1.gz; do
@@ -167,7 +173,7 @@ $(diff <(echo "$want") <(echo "$got") | head -n 20)"
     assert_equal "$(man -w zarrfs)" /usr/share/man/man1/zarrfs.1.gz
     run env MANWIDTH=80 man zarrfs
     assert_success
-    assert_output --partial "zarrfs - mount the duration arrays of a Zarr store as text files"
+    assert_output --partial "zarrfs - mount the duration and time-stamp arrays of a Zarr store as text files"
 }
 
 @test "package: mount -t fuse.zarrfs STORE MNT -o ro,format=iso mounts, reads as zarrfs-cat, umount ends it" {
