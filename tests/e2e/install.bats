@@ -98,3 +98,20 @@ install -y --no-install-recommends $(list_packages | tr '\n' ' ' | sed 's/ $//')
     [[ $flat == *"apt-get install $(list_packages | tr '\n' ' ' | sed 's/ $//')"* ]] ||
         fail "cmake does not show the build packages' apt-get line: $output"
 }
+
+@test "install: README's systemd units are examples/systemd's, and systemd-analyze verify accepts them" {
+    local unit shown
+    for unit in mnt-lt.mount mnt-lt.automount; do
+        # README: the lines after "# UNIT" up to the next "# " line or the block's end
+        shown=$(awk -v u="# $unit" '$0 == u { on = 1; next } on && (/^# / || /^```/) { exit } on' "$ZF_REPO/README.md")
+        [[ -n $shown ]] || fail "README does not show $unit"
+        assert_equal "$shown" "$(cat "$ZF_REPO/examples/systemd/$unit")"
+    done
+    command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+    local d
+    zf_mktemp d
+    cp "$ZF_REPO"/examples/systemd/mnt-lt.* "$d/"
+    run systemd-analyze verify "$d/mnt-lt.mount" "$d/mnt-lt.automount"
+    assert_success
+    assert_output ""
+}
