@@ -83,7 +83,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     memset(&e, 0, sizeof e);
     e.entry_timeout = fs->timeout;
     e.attr_timeout = n ? attr_timeout(fs, n) : fs->timeout;
-    int err = n ? node_attr(fs, n, &e.attr) : 0;
+    int err = n ? node_attr(fs, n, &e.attr) : p && p->incomplete ? EIO : 0;
+    if (!n && err) /* the store could not tell whether name is there: not "no such" */
+        zf_gen_recheck_soon(fs);
     if (n && !err) {
         e.ino = n->ino;
         e.generation = 1;
@@ -234,7 +236,7 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     fi->keep_cache = !info; /* unchanged while this generation lives */
     if (!dir && (info || zf_layout_damaged(n->layout)))
         fi->direct_io = 1; /* .info: its own text; damaged: only reads of a bad chunk fail */
-    fi->cache_readdir = dir;
+    fi->cache_readdir = dir && !n->incomplete; /* (its listing ends in EIO: op_readdir) */
     if (fuse_reply_open(req, fi) != 0) {
         untrack(fs, h);
         handle_free(h);
@@ -281,7 +283,12 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
             break;
         used += need;
     }
-    fuse_reply_buf(req, buf, used);
+    if (!used && d->incomplete) { /* the entries shown, then the store's silence: EIO */
+        zf_gen_recheck_soon(fs_of(req));
+        fuse_reply_err(req, EIO);
+    } else {
+        fuse_reply_buf(req, buf, used);
+    }
     free(buf);
 }
 
@@ -361,7 +368,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     h->cursor = cursor;
     pthread_mutex_unlock(&h->mu);
     if (rc == ZF_ESTALE) /* a chunk changed since sizing: the next open sees the new version */
-        zf_gen_recheck(fs_of(req));
+        zf_gen_recheck_soon(fs_of(req));
     if (rc)
         fuse_reply_err(req, zf_err_errno(rc));
     else

@@ -146,14 +146,23 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
     return ZF_OK;
 }
 
-int zf_tree_stale(const zf_tree *t, const zf_tree *fresh)
+/* have the chunks of any array of t whose size was computed changed?  1,
+ * 0, or ZF_EIO / ZF_ENOMEM (why) when a listing could not tell */
+static int chunks_changed(const zf_tree *t, char *why, size_t whycap)
+{
+    for (size_t i = 0; i < t->narrays; i++) {
+        int rc = zf_layout_sized(t->layouts[i]) ? zf_array_changed(t->arrays[i], why, whycap) : 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, char *why, size_t whycap)
 {
     if (t->fp.a != fresh->fp.a || t->fp.b != fresh->fp.b || t->count != fresh->count)
         return 1;
-    for (size_t i = 0; i < t->narrays; i++)
-        if (zf_layout_sized(t->layouts[i]) && zf_array_changed(t->arrays[i]))
-            return 1;
-    return 0;
+    return chunks_changed(t, why, whycap);
 }
 
 int64_t zf_tree_node_time(const zf_node *n)
@@ -182,7 +191,9 @@ static int same_array(const zf_node *n, const zf_node *o)
 {
     zf_array *was = zf_layout_array(o->layout);
     const zf_fp *a = zf_array_origin(zf_layout_array(n->layout)), *b = zf_array_origin(was);
-    return a->a == b->a && a->b == b->b && !(zf_layout_sized(o->layout) && zf_array_changed(was));
+    char why[160]; /* a listing that cannot tell: changed (its time moves forward) */
+    return a->a == b->a && a->b == b->b &&
+           !(zf_layout_sized(o->layout) && zf_array_changed(was, why, sizeof why));
 }
 
 void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now)
@@ -208,7 +219,7 @@ void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now)
     }
 }
 
-int zf_tree_unchanged(const zf_tree *t)
+int zf_tree_unchanged(const zf_tree *t, char *why, size_t whycap)
 {
     if (!t->store->remote || !*t->cons_key)
         return 0;
@@ -218,10 +229,14 @@ int zf_tree_unchanged(const zf_tree *t)
     zf_fp a = zf_stamp_version(&now), b = zf_stamp_version(&t->cons_stamp);
     if (a.a != b.a || a.b != b.b)
         return 0;
-    for (size_t i = 0; i < t->narrays; i++) /* a listable store: chunks rewritten in place */
-        if (zf_layout_sized(t->layouts[i]) && zf_array_changed(t->arrays[i]))
-            return 0;
-    return 1;
+    int rc = chunks_changed(t, why, whycap); /* a listable store: chunks rewritten in place */
+    return rc < 0 ? rc : !rc;
+}
+
+int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap)
+{
+    snprintf(why, whycap, "%s", t->unknown);
+    return *t->unknown != '\0';
 }
 
 void zf_tree_free(zf_tree *t)

@@ -464,13 +464,13 @@ static int info_build(zf_layout *l, char **text, size_t *len, int *sized)
 {
     zf_sbuf sb = {0};
     *sized = zf_layout_sized(l); /* from then on its chunks are counted from the snapshot */
-    zf_info_text(l->a, l->name, l->text, &sb);
+    int rc = zf_info_text(l->a, l->name, l->text, &sb); /* a failure is not kept */
     csv_labels_line(l, &sb);
-    if (!sb.failed && !sb.data && !(sb.data = calloc(1, 1)))
+    if (rc == ZF_OK && !sb.failed && !sb.data && !(sb.data = calloc(1, 1)))
         sb.failed = 1;
-    if (sb.failed) {
+    if (rc || sb.failed) {
         free(sb.data);
-        return ZF_ENOMEM;
+        return rc ? rc : ZF_ENOMEM;
     }
     *text = sb.data;
     *len = sb.len;
