@@ -27,6 +27,14 @@ static int needs_pass(const zf_node *n)
     return n->view != ZF_VIEW_INFO && !zf_layout_sized(n->layout);
 }
 
+/* is the size of node n (a file) for good?  Not while a size pass is still
+ * to run, nor while its .info says something is not known yet (each
+ * GETATTR then tells the size of the text of what is known) */
+static int size_final(const zf_node *n)
+{
+    return n->view == ZF_VIEW_INFO ? zf_layout_info_final(n->layout) : !needs_pass(n);
+}
+
 /* attributes of a node; a file's size may run the size pass (unless
  * !size_now: then an unsized file shows size 0, for a LOOKUP, answered with
  * an attribute timeout of 0 so that the kernel asks GETATTR for the size) */
@@ -112,11 +120,11 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     memset(&e, 0, sizeof e);
     e.entry_timeout = fs->timeout;
     e.attr_timeout = fs->timeout;
-    if (n && !n->is_dir && needs_pass(n))
-        e.attr_timeout = 0; /* the size is not known yet: GETATTR runs the pass */
     int err = n ? node_attr(fs, n, &e.attr, 0) : p && p->incomplete ? EIO : 0;
     if (!n && err) /* the store could not tell whether name is there: not "no such" */
         zf_gen_recheck_soon(fs);
+    if (n && !n->is_dir && !size_final(n))
+        e.attr_timeout = 0; /* the size is not known yet: GETATTR runs the pass */
     if (n && !err) {
         e.ino = n->ino;
         e.generation = 1;
@@ -153,11 +161,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     struct stat st;
     req_begin(req, ZF_DEADLINE_NONE); /* a size pass waits as long as it takes, unless interrupted */
     int err = req_end(n ? node_attr(fs, n, &st, 1) : ENOENT);
-    zf_gen_put(fs, g);
+    double timeout = err || n->is_dir || size_final(n) ? fs->timeout : 0;
+    zf_gen_put(fs, g); /* n may go with it */
     if (err)
         fuse_reply_err(req, err);
     else
-        fuse_reply_attr(req, &st, fs->timeout);
+        fuse_reply_attr(req, &st, timeout);
 }
 
 /* how long a failed read is remembered on its open file: the kernel asks

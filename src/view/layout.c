@@ -473,11 +473,19 @@ int zf_layout_info_refresh(zf_layout *l)
     return rc;
 }
 
+int zf_layout_info_final(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    int final = l->info && l->info_final;
+    pthread_mutex_unlock(&l->mu);
+    return final;
+}
+
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
 {
-    if (v == ZF_VIEW_INFO) {
+    if (v == ZF_VIEW_INFO) { /* what is known now: the text again if it was not final */
         pthread_mutex_lock(&l->mu);
-        int rc = build_info(l, 0);
+        int rc = build_info(l, 1);
         *size = l->info_len;
         pthread_mutex_unlock(&l->mu);
         return rc;

@@ -67,8 +67,13 @@ int zf_layout_damaged(const zf_layout *l);
  * or ZF_ENOMEM. */
 int zf_layout_info_refresh(zf_layout *l);
 
-/* Exact size in bytes of view v; runs the pass on first use (not for .info:
- * it never waits for the store). */
+/* Does the .info text built last tell everything (nothing "not known yet")?
+ * 0 also before it was built. */
+int zf_layout_info_final(zf_layout *l);
+
+/* Exact size in bytes of view v; runs the pass on first use (not for .info,
+ * which never waits for the store: its size is that of the text of what is
+ * known now, built again while it is not final). */
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size);
 
 /* Copy up to len bytes of view v starting at off into buf (caller-owned).
