@@ -23,4 +23,9 @@ const char *zf_strerror(int err);
 /* errno value for an error code (for the FUSE boundary only). */
 int zf_err_errno(int err);
 
+/* Write a one-line reason (printf-style) into why (cap bytes; NULL or 0:
+ * none) and return err: `return zf_err_why(why, cap, ZF_ECORRUPT, ...)`. */
+int zf_err_why(char *why, unsigned long cap, int err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 #endif
