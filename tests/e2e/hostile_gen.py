@@ -11,10 +11,10 @@ to damage (FIFOs, sockets, devices, symlink loops) and for the index-cache tests
     python hostile_gen.py chunks DIR NAME
         print the chunk files of DIR/NAME, one per line.
     python hostile_gen.py longlabels DIR
-        DIR holds "v", timedelta64[s] of shape (2^16, 2^40) with no chunk
-        stored (all NaT), dimensions s and t, and "s", its coordinate of 2^16
+        DIR holds "v", timedelta64[s] of shape (2^12, 2^44) with no chunk
+        stored (all NaT), dimensions s and t, and "s", its coordinate of 2^12
         strings of 256 characters: its labelled .csv would be over 2^64
-        bytes, from a store of a few hundred KB.
+        bytes, from a store of a few KB.
 
 Values come from numpy's seeded generator; expected text from tests/oracle
 (oracle.py, pure Python, independent of zarrfs) via zarr-python reads.
@@ -95,10 +95,10 @@ def rewrite(store: str, name: str, seed: int) -> None:
 
 def longlabels(store: str) -> None:
     g = zarr.open_group(store=store, mode="w", zarr_format=3)
-    n = 2**16
+    n = 2**12
     s = g.create_array("s", shape=(n,), chunks=(n,), dtype=str, dimension_names=["s"])
     s[:] = np.array(["x" * 250 + "%06d" % i for i in range(n)])
-    g.create_array("v", shape=(n, 2**40), chunks=(1, 2**28), dtype="m8[s]",
+    g.create_array("v", shape=(n, 2**44), chunks=(1, 2**28), dtype="m8[s]",
                    fill_value=np.timedelta64("NaT", "s"), dimension_names=["s", "t"])
 
 

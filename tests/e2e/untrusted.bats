@@ -137,7 +137,7 @@ EOF
     [[ $(timeout 20 tail -c 12 "$ZF_MNT/v.txt") == $'NaT\nNaT\nNaT' ]] || fail "the end of v.txt"
     [[ $(timeout 20 dd if="$ZF_MNT/v.txt" bs=8 skip=$((2**54 + 3)) count=1 status=none) == $'NaT\nNaT' ]] ||
         fail "the middle of v.txt"
-    ((SECONDS < 10)) || fail "reads took ${SECONDS}s"
+    [[ ${ZF_VALGRIND:-0} != 0 ]] || ((SECONDS < 10)) || fail "reads took ${SECONDS}s"
 }
 
 # --- names and log lines ----------------------------------------------------
