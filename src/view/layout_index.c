@@ -52,10 +52,14 @@ static int check_modes(const zf_layout *l, char *why, size_t cap)
     uint64_t per = l->slice > l->block ? l->slice / l->block : 1;
     for (uint64_t b = 0; b < l->nblocks; b++) {
         unsigned m = l->bmode[b];
-        if (m >= 32 || !(exists >> m & 1) || m != l->bmode[b - b % per])
+        if (m >= 32 || !(exists >> m & 1))
             return zf_err_why(why, cap, ZF_ECORRUPT,
                               "block %llu's value format (%u) is not one the values can have",
                               (unsigned long long)b, m);
+        if (m != l->bmode[b - b % per])
+            return zf_err_why(why, cap, ZF_ECORRUPT,
+                              "block %llu's value format (%u) is not its slice's (%u)",
+                              (unsigned long long)b, m, (unsigned)l->bmode[b - b % per]);
     }
     return ZF_OK;
 }
