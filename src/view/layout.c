@@ -390,8 +390,8 @@ int zf_layout_ensure_sized(zf_layout *l)
     while (l->state == SIZING)
         pthread_cond_wait(&l->cv, &l->mu);
     int rc = ZF_OK;
-    if (l->state == UNSIZED) {
-        l->state = SIZING;
+    if (l->state == UNSIZED) { /* written atomically: zf_layout_sized reads it without the lock */
+        __atomic_store_n(&l->state, SIZING, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&l->mu);
         rc = load_or_build(l);
         pthread_mutex_lock(&l->mu);
@@ -401,7 +401,7 @@ int zf_layout_ensure_sized(zf_layout *l)
                 l->off[v] = NULL;
             }
         }
-        l->state = rc ? UNSIZED : SIZED;
+        __atomic_store_n(&l->state, rc ? UNSIZED : SIZED, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&l->cv);
     }
     pthread_mutex_unlock(&l->mu);
