@@ -63,6 +63,12 @@
       "s3:// stores: the region requests are signed for")                                        \
     X(anonymous, FLAG, "", "off",                                                                \
       "s3:// stores: send unsigned requests (public buckets) and read no credentials")          \
+    X(requester_pays, FLAG, "", "off",                                                           \
+      "s3:// stores: the reader pays for the requests of a Requester Pays bucket "               \
+      "(x-amz-request-payer: requester, signed)")                                                \
+    X(bearer_token_file, VAL, "FILE", "none",                                                    \
+      "https:// stores: send the token in FILE (read again when it changes) as a bearer "       \
+      "token, to the store's host only")                                                          \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \

@@ -9,7 +9,8 @@
 
 /* X(SPELLING, DEFAULT, DESCRIPTION) */
 #define ZF_CAT_OPTIONS(X)                                                                        \
-    X("--csv", "", "write the array's .csv file (indices and value) instead of its .txt")        \
+    X("--csv", "", "write the array's .csv file (its label columns, then its value) instead "   \
+                   "of its .txt")                                                                \
     X("--info", "", "write the array's .info file (a description) instead of its .txt")          \
     X("-o format=FORMAT", "pandas",                                                              \
       "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
@@ -30,6 +31,9 @@
       "emulator)")                                                                               \
     X("-o region=NAME", "AWS_REGION, else us-east-1", "s3:// stores: the region requests are signed for") \
     X("-o anonymous", "", "s3:// stores: send unsigned requests (public buckets)")             \
+    X("-o requester_pays", "", "s3:// stores: the reader pays for the requests (Requester Pays)") \
+    X("-o bearer_token_file=FILE", "none",                                                       \
+      "https:// stores: send the token in FILE as a bearer token, to the store's host only")     \
     X("-h, --help", "", "print this help and exit")                                              \
     X("-V, --version", "", "print the version and exit")
 

@@ -32,13 +32,13 @@ int zf_err_errno(int err)
     }
 }
 
-int zf_err_why(char *why, unsigned long cap, int err, const char *fmt, ...)
+int zf_errf(char *err, size_t errcap, int code, const char *fmt, ...)
 {
-    if (why && cap) {
+    if (err && errcap) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(why, cap, fmt, ap);
+        vsnprintf(err, errcap, fmt, ap);
         va_end(ap);
     }
-    return err;
+    return code;
 }

@@ -220,7 +220,7 @@ static int redirect_allowed(const char *from, const char *location, char *shown,
 static int check_location(zf_net_xfer *x, const char *location)
 {
     const char *from = NULL;
-    if (x->req->headers || !is_redirect(x->status)) /* a signed request follows none */
+    if (x->req->headers || x->req->method || !is_redirect(x->status)) /* followed by none */
         return 1;
     if (x->easy)
         curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, (char **)&from);
@@ -252,7 +252,7 @@ size_t zf_net_on_header(char *b, size_t size, size_t n, void *ud)
     }
     char line[4096];
     if (len >= sizeof line && len > 9 && !strncasecmp(b, "location:", 9) && is_redirect(x->status) &&
-        !x->req->headers) {
+        !x->req->headers && !x->req->method) {
         set_err(x, "HTTP %ld: a redirect to a URL of %zu bytes refused", x->status, len);
         return abort_with(x, ZF_EIO);
     }

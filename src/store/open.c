@@ -76,10 +76,12 @@ static int check_endpoint(const char *v, char *err, size_t errcap)
 int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char *err,
                      size_t errcap)
 {
-    int flag = !strcmp(name, "follow_symlinks") || !strcmp(name, "anonymous");
+    int flag = !strcmp(name, "follow_symlinks") || !strcmp(name, "anonymous") ||
+               !strcmp(name, "requester_pays");
     int known = flag || !strcmp(name, "connections") || !strcmp(name, "retries") ||
                 !strcmp(name, "timeout_ms") || !strcmp(name, "cafile") ||
-                !strcmp(name, "endpoint") || !strcmp(name, "region");
+                !strcmp(name, "endpoint") || !strcmp(name, "region") ||
+                !strcmp(name, "bearer_token_file");
     if (!known)
         return ZF_ENOTFOUND;
     if (flag && value)
@@ -90,6 +92,10 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
         o->follow_symlinks = 1;
     else if (!strcmp(name, "anonymous"))
         o->anonymous = 1;
+    else if (!strcmp(name, "requester_pays"))
+        o->requester_pays = 1;
+    else if (!strcmp(name, "bearer_token_file"))
+        return set_string(&o->bearer_token_file, value);
     else if (!strcmp(name, "connections"))
         return parse_uint(name, value, 1, 1024, &o->connections, err, errcap);
     else if (!strcmp(name, "retries"))
@@ -112,6 +118,7 @@ void zf_store_opts_free(zf_store_opts *o)
     free(o->cafile);
     free(o->endpoint);
     free(o->region);
+    free(o->bearer_token_file);
     memset(o, 0, sizeof *o);
 }
 
@@ -125,7 +132,8 @@ static const char *remote_option(const zf_store_opts *o)
 {
     return o->connections ? "connections" : o->retries ? "retries" : o->timeout_ms ? "timeout_ms"
            : o->cafile ? "cafile" : o->endpoint ? "endpoint" : o->region ? "region"
-           : o->anonymous ? "anonymous" : NULL;
+           : o->anonymous ? "anonymous" : o->requester_pays ? "requester_pays"
+           : o->bearer_token_file ? "bearer_token_file" : NULL;
 }
 
 /* origin and prefix of a gs:// store: the endpoint's (or GCS's), then the bucket */
@@ -158,6 +166,11 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
         return fail(err, errcap, ZF_EINVAL, "-o region= applies to s3:// stores only");
     if (o->endpoint && u->kind != ZF_URL_GS)
         return fail(err, errcap, ZF_EINVAL, "-o endpoint= applies to s3:// and gs:// stores only");
+    if (o->requester_pays)
+        return fail(err, errcap, ZF_EINVAL, "-o requester_pays applies to s3:// stores only");
+    if (o->bearer_token_file && u->kind != ZF_URL_HTTPS)
+        return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only "
+                    "(a token never goes over plain http)");
     char *origin = NULL, *prefix = NULL;
     int rc;
     if (u->kind == ZF_URL_GS) {
@@ -168,9 +181,10 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
         rc = origin && prefix ? ZF_OK : ZF_ENOMEM;
     }
     zf_net_opts no = {.connections = o->connections, .retries = o->retries,
-                      .timeout_ms = o->timeout_ms, .cafile = o->cafile};
+                      .timeout_ms = o->timeout_ms, .cafile = o->cafile,
+                      .netrc = u->kind == ZF_URL_HTTPS};
     if (rc == ZF_OK)
-        rc = zf_store_open_http(origin, prefix, spec, &no, out, err, errcap);
+        rc = zf_store_open_http(origin, prefix, spec, &no, o->bearer_token_file, out, err, errcap);
     free(origin);
     free(prefix);
     return rc;
@@ -181,10 +195,13 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
 static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
                    size_t errcap)
 {
+    if (o->bearer_token_file)
+        return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only");
     zf_s3_opts so = {.cred = {.region = o->region, .endpoint = o->endpoint,
-                              .anonymous = o->anonymous},
+                              .anonymous = o->anonymous, .cafile = o->cafile, .note = o->note},
                      .net = {.connections = o->connections, .retries = o->retries,
-                             .timeout_ms = o->timeout_ms, .cafile = o->cafile}};
+                             .timeout_ms = o->timeout_ms, .cafile = o->cafile},
+                     .requester_pays = o->requester_pays};
     return zf_store_open_s3(u->host, u->path, &so, out, err, errcap);
 }
 

@@ -213,29 +213,29 @@ static int read_index(int fd, const struct stat *st, const zf_fp *fp, uint64_t n
     header h;
     uint64_t size = (uint64_t)st->st_size, xlen = 0;
     if (!S_ISREG(st->st_mode) || st->st_uid != geteuid())
-        return zf_err_why(why, cap, ZF_ECORRUPT, "not a regular file of the daemon's user");
+        return zf_errf(why, cap, ZF_ECORRUPT, "not a regular file of the daemon's user");
     if (n > (UINT64_MAX - sizeof h) / 16 || size < sizeof h + 16 * n)
-        return zf_err_why(why, cap, ZF_ECORRUPT, "%llu bytes, too short for %llu entries",
-                          (unsigned long long)size, (unsigned long long)n);
+        return zf_errf(why, cap, ZF_ECORRUPT, "%llu bytes, too short for %llu entries",
+                       (unsigned long long)size, (unsigned long long)n);
     if (read_full(fd, &h, sizeof h) || memcmp(h.magic, extra ? MAGIC_EXTRA : MAGIC, 8) ||
         h.a != fp->a || h.b != fp->b || h.n != n)
-        return zf_err_why(why, cap, ZF_ECORRUPT, "a header that is not this index's");
+        return zf_errf(why, cap, ZF_ECORRUPT, "a header that is not this index's");
     if (read_full(fd, off0, n * sizeof *off0) || read_full(fd, off1, n * sizeof *off1))
-        return zf_err_why(why, cap, ZF_ECORRUPT, "cannot read the offsets");
+        return zf_errf(why, cap, ZF_ECORRUPT, "cannot read the offsets");
     uint64_t rest = size - sizeof h - 16 * n;
     if (!extra)
-        return rest ? zf_err_why(why, cap, ZF_ECORRUPT, "%llu bytes past the offsets",
-                                 (unsigned long long)rest)
+        return rest ? zf_errf(why, cap, ZF_ECORRUPT, "%llu bytes past the offsets",
+                              (unsigned long long)rest)
                     : ZF_OK;
     if (rest < sizeof xlen || read_full(fd, &xlen, sizeof xlen) || xlen > max_extra ||
         xlen != rest - sizeof xlen)
-        return zf_err_why(why, cap, ZF_ECORRUPT, "extra bytes of the wrong length");
+        return zf_errf(why, cap, ZF_ECORRUPT, "extra bytes of the wrong length");
     void *x = malloc(xlen ? (size_t)xlen : 1);
     if (!x)
         return ZF_ENOMEM;
     if (read_full(fd, x, (size_t)xlen)) {
         free(x);
-        return zf_err_why(why, cap, ZF_ECORRUPT, "cannot read the extra bytes");
+        return zf_errf(why, cap, ZF_ECORRUPT, "cannot read the extra bytes");
     }
     *extra = x; /* the caller's */
     *extra_len = (size_t)xlen;
@@ -255,7 +255,7 @@ int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off
     int rc = fd < 0 && errno == ENOENT ? ZF_ENOTFOUND : ZF_OK;
     struct stat st;
     if (rc == ZF_OK && (fd < 0 || fstat(fd, &st) != 0))
-        rc = zf_err_why(why, cap, ZF_ECORRUPT, "%s", strerror(errno));
+        rc = zf_errf(why, cap, ZF_ECORRUPT, "%s", strerror(errno));
     if (rc == ZF_OK)
         rc = read_index(fd, &st, fp, n, off0, off1, max_extra, extra, extra_len, why, cap);
     if (fd >= 0)

@@ -23,22 +23,22 @@ static int check_view(const zf_layout *l, int v, const uint64_t *lo, const uint6
     const uint64_t *off = l->off[v];
     uint64_t start = v ? l->header_len : 0;
     if (off[0] != start)
-        return zf_err_why(why, cap, ZF_ECORRUPT, "the %s text starts at byte %llu, not %llu",
-                          names[v], (ull)off[0], (ull)start);
+        return zf_errf(why, cap, ZF_ECORRUPT, "the %s text starts at byte %llu, not %llu",
+                       names[v], (ull)off[0], (ull)start);
     for (uint64_t b = 0; b < l->nblocks; b++) {
         uint64_t first = b * l->block;
         uint64_t n = l->nelems - first < l->block ? l->nelems - first : l->block;
         uint64_t least = zf_sat_mul(n, lo[v]), most = zf_sat_mul(n, hi[v]);
         if (off[b + 1] < off[b] || off[b + 1] - off[b] < least || off[b + 1] - off[b] > most)
-            return zf_err_why(why, cap, ZF_ECORRUPT,
-                              "block %llu of the %s (elements %llu to %llu) at bytes %llu to %llu, "
-                              "not %llu to %llu bytes long", (ull)b, names[v], (ull)first,
-                              (ull)(first + n - 1), (ull)off[b], (ull)off[b + 1], (ull)least,
-                              (ull)most);
+            return zf_errf(why, cap, ZF_ECORRUPT,
+                           "block %llu of the %s (elements %llu to %llu) at bytes %llu to %llu, "
+                           "not %llu to %llu bytes long", (ull)b, names[v], (ull)first,
+                           (ull)(first + n - 1), (ull)off[b], (ull)off[b + 1], (ull)least,
+                           (ull)most);
     }
     if (off[l->nblocks] >= ZF_LAYOUT_TEXT_MAX)
-        return zf_err_why(why, cap, ZF_ECORRUPT, "a %s of %llu bytes", names[v],
-                          (ull)off[l->nblocks]);
+        return zf_errf(why, cap, ZF_ECORRUPT, "a %s of %llu bytes", names[v],
+                       (ull)off[l->nblocks]);
     return ZF_OK;
 }
 
@@ -53,13 +53,13 @@ static int check_modes(const zf_layout *l, char *why, size_t cap)
     for (uint64_t b = 0; b < l->nblocks; b++) {
         unsigned m = l->bmode[b];
         if (m >= 32 || !(exists >> m & 1))
-            return zf_err_why(why, cap, ZF_ECORRUPT,
-                              "block %llu's value format (%u) is not one the values can have",
-                              (unsigned long long)b, m);
+            return zf_errf(why, cap, ZF_ECORRUPT,
+                           "block %llu's value format (%u) is not one the values can have",
+                           (unsigned long long)b, m);
         if (m != l->bmode[b - b % per])
-            return zf_err_why(why, cap, ZF_ECORRUPT,
-                              "block %llu's value format (%u) is not its slice's (%u)",
-                              (unsigned long long)b, m, (unsigned)l->bmode[b - b % per]);
+            return zf_errf(why, cap, ZF_ECORRUPT,
+                           "block %llu's value format (%u) is not its slice's (%u)",
+                           (unsigned long long)b, m, (unsigned)l->bmode[b - b % per]);
     }
     return ZF_OK;
 }
