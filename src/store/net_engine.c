@@ -179,6 +179,7 @@ static int start(zf_net *net, zf_net_slot *s, zf_net_xfer *x, int64_t now)
     snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)r->off,
              (unsigned long long)(r->off + r->len - 1));
     CURL *e = s->easy;
+    x->easy = e;
     s->errbuf[0] = '\0';
     zf_net_resp_reset(x);
     curl_easy_setopt(e, CURLOPT_URL, r->url);

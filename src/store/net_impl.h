@@ -23,6 +23,7 @@ typedef struct zf_net_batch {
 /* One request across its attempts; owned by its zf_net_run call. */
 typedef struct zf_net_xfer {
     zf_net_req *req;
+    CURL *easy;                /* the handle of the current attempt (its URL: each redirect's) */
     zf_net_batch *batch;
     struct zf_net_xfer *next;  /* in the engine's queue or wait list */
     int64_t deadline;          /* monotonic ms: the request's budget ends */

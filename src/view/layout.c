@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -189,9 +190,10 @@ static int check_last_block(zf_layout *l)
         if ((rc = zf_layout_measure_chunk(l, ci[i], 0, &s)) == ZF_OK && l->bad)
             rc = ZF_ESTALE; /* saved without damaged chunks: one now is a change */
     if (rc == ZF_OK && l->lab) /* the last block's values in their saved format */
-        l->off[1][nb] += l->bnn[nb - 1] * zf_pdcsv_extra((zf_pdmode)modes[nb - 1]) +
-                         (l->pd.values == ZF_VALUES_DURATION && modes[nb - 1] != ZF_PD_DAYS
-                              ? l->bneg[nb - 1] : 0);
+        l->off[1][nb] = zf_sat_add(l->off[1][nb],
+                                   l->bnn[nb - 1] * zf_pdcsv_extra((zf_pdmode)modes[nb - 1]) +
+                                       (l->pd.values == ZF_VALUES_DURATION &&
+                                                modes[nb - 1] != ZF_PD_DAYS ? l->bneg[nb - 1] : 0));
     for (int v = 0; v < 2; v++) {
         if (rc == ZF_OK && l->off[v][nb] != kept[v][nb] - kept[v][nb - 1])
             rc = ZF_ESTALE;
@@ -225,9 +227,17 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     return rc;
 }
 
-/* the persisted index saved under fp into l->off, with (unlisted store) the
- * chunk versions it was computed from as the array's snapshot: ZF_OK, or
- * ZF_ENOTFOUND (none usable), ZF_ENOMEM */
+/* the index file under fp does not fit the metadata (why): logged and removed */
+static void discard_persisted(const zf_layout *l, const zf_fp *fp, const char *why)
+{
+    zf_log("%s/%s: the persisted offset index does not fit the array (%s); discarded, the array "
+           "is sized afresh", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a), why);
+    zf_idxcache_drop(l->index_dir, fp);
+}
+
+/* the persisted index saved under fp into l->off, checked against the
+ * metadata, with (unlisted store) the chunk versions it was computed from as
+ * the array's snapshot: ZF_OK, or ZF_ENOTFOUND (none usable), ZF_ENOMEM */
 static int load_persisted(zf_layout *l, const zf_fp *fp)
 {
     for (int v = 0; v < 2; v++)
@@ -239,18 +249,25 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
     size_t extra_len = 0;
     uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
     size_t most = modes + (!unlisted ? 0 : n < (SIZE_MAX - modes) / 24 ? (size_t)n * 24 : SIZE_MAX - modes);
-    if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
-                         unlisted || modes ? &extra : NULL, &extra_len) != 0)
-        return ZF_ENOTFOUND;
-    int rc = extra_len < modes ? ZF_ECORRUPT : ZF_OK;
-    if (rc == ZF_OK && modes && !(l->bmode = malloc(modes)))
+    char why[300] = "";
+    int rc = zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
+                              unlisted || modes ? &extra : NULL, &extra_len, why, sizeof why);
+    if (rc == ZF_OK && extra_len < modes) {
+        snprintf(why, sizeof why, "%zu extra bytes, fewer than its %zu blocks", extra_len, modes);
+        rc = ZF_ECORRUPT;
+    }
+    if (rc == ZF_OK && modes && (l->bmode = malloc(modes)))
+        memcpy(l->bmode, extra, modes);
+    else if (rc == ZF_OK && modes)
         rc = ZF_ENOMEM;
-    for (size_t b = 0; rc == ZF_OK && b < modes; b++)
-        if ((l->bmode[b] = ((uint8_t *)extra)[b]) > ZF_PD_NS)
-            rc = ZF_ECORRUPT;
-    if (rc == ZF_OK && unlisted)
-        rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes);
+    if (rc == ZF_OK)
+        rc = zf_layout_index_check(l, why, sizeof why);
+    if (rc == ZF_OK && unlisted &&
+        (rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes)) == ZF_ECORRUPT)
+        snprintf(why, sizeof why, "chunk versions that are not the array's");
     free(extra);
+    if (rc == ZF_ECORRUPT)
+        discard_persisted(l, fp, why);
     if (rc == ZF_ECORRUPT)
         return ZF_ENOTFOUND;
     if (rc || zf_array_store(l->a)->remote) /* remote: no chunk is fetched to check it */
@@ -361,6 +378,8 @@ static int load_or_build(zf_layout *l)
         keep = keep && adopted == ZF_OK; /* an index is saved only with its chunks' versions */
         rc = rc ? rc : adopted == ZF_ENOMEM ? adopted : ZF_OK;
     }
+    for (int v = 0; v < 2 && keep; v++) /* a view left out: nothing to keep */
+        keep = l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX;
     if (keep && l->index_dir)
         save_persisted(l, &fp);
     return rc;
@@ -376,8 +395,8 @@ int zf_layout_ensure_sized(zf_layout *l)
     int rc = late ? ZF_ETIMEDOUT : ZF_OK;
     if (l->state == UNSIZED && zf_deadline_spent()) {
         rc = ZF_ETIMEDOUT; /* a cancelled request starts no pass */
-    } else if (l->state == UNSIZED) {
-        l->state = SIZING;
+    } else if (l->state == UNSIZED) { /* written atomically: zf_layout_sized reads it without the lock */
+        __atomic_store_n(&l->state, SIZING, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&l->mu);
         rc = load_or_build(l);
         pthread_mutex_lock(&l->mu);
@@ -387,7 +406,7 @@ int zf_layout_ensure_sized(zf_layout *l)
                 l->off[v] = NULL;
             }
         }
-        l->state = rc ? UNSIZED : SIZED;
+        __atomic_store_n(&l->state, rc ? UNSIZED : SIZED, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&l->cv);
     }
     pthread_mutex_unlock(&l->mu);
@@ -490,8 +509,20 @@ int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
         pthread_mutex_unlock(&l->mu);
         return rc;
     }
-    int rc = zf_layout_ensure_sized(l);
+    int rc = zf_layout_ensure_text(l, v);
     if (rc == ZF_OK)
         *size = l->off[v][l->nblocks];
     return rc;
+}
+
+int zf_layout_ensure_text(zf_layout *l, zf_view v)
+{
+    int rc = zf_layout_ensure_sized(l);
+    if (rc || l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX)
+        return rc;
+    if (!__atomic_exchange_n(&l->too_long[v], 1, __ATOMIC_RELAXED))
+        zf_log("%s/%s: %s.%s would be 2^62 bytes or more; left out",
+               zf_store_path(zf_array_store(l->a)), zf_array_path(l->a), l->name,
+               v == ZF_VIEW_TXT ? "txt" : "csv");
+    return ZF_ENOTFOUND;
 }

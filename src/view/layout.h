@@ -30,6 +30,11 @@
 
 #define ZF_LAYOUT_BLOCK 4096
 
+/* A text view of this many bytes or more (2^62: far within off_t) is left
+ * out: its size and reads fail with ZF_ENOTFOUND, after one log line naming
+ * it.  Lengths are summed saturating, so no view's size ever wraps. */
+#define ZF_LAYOUT_TEXT_MAX ((uint64_t)1 << 62)
+
 /* the files of an array: values, indices and values, a description (info.h) */
 typedef enum zf_view { ZF_VIEW_TXT, ZF_VIEW_CSV, ZF_VIEW_INFO } zf_view;
 
@@ -73,7 +78,8 @@ int zf_layout_info_final(zf_layout *l);
 
 /* Exact size in bytes of view v; runs the pass on first use (not for .info,
  * which never waits for the store: its size is that of the text of what is
- * known now, built again while it is not final). */
+ * known now, built again while it is not final).  ZF_ENOTFOUND for a view
+ * of ZF_LAYOUT_TEXT_MAX bytes or more (left out). */
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size);
 
 /* Copy up to len bytes of view v starting at off into buf (caller-owned).
