@@ -29,9 +29,25 @@ static void node_times(const zf_fs *fs, const zf_node *n, struct stat *st)
     st->st_atim = st->st_mtim = st->st_ctim = t > 0 ? ts : fs->mtime;
 }
 
-/* attributes of a node; a file's size may run the size pass (before its
- * times: they include its chunks') */
-static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
+/* would the size of node n (a file) run the size pass? */
+static int needs_pass(const zf_node *n)
+{
+    return n->view != ZF_VIEW_INFO && !zf_layout_sized(n->layout);
+}
+
+/* is the size of node n (a file) for good?  Not while a size pass is still
+ * to run, and never for .info, which tells the state at each open (each
+ * GETATTR tells the size of its latest text) */
+static int size_final(const zf_node *n)
+{
+    return n->view != ZF_VIEW_INFO && !needs_pass(n);
+}
+
+/* attributes of a node; a file's size may run the size pass (unless
+ * !size_now: then an unsized file shows size 0, for a LOOKUP, answered with
+ * an attribute timeout of 0 so that the kernel asks GETATTR for the size),
+ * before its times (they include its chunks') */
+static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st, int size_now)
 {
     memset(st, 0, sizeof *st);
     st->st_ino = n->ino;
@@ -44,8 +60,8 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
         node_times(fs, n, st);
         return 0;
     }
-    uint64_t size;
-    int rc = zf_layout_size(n->layout, n->view, &size);
+    uint64_t size = 0;
+    int rc = size_now || !needs_pass(n) ? zf_layout_size(n->layout, n->view, &size) : ZF_OK;
     if (rc)
         return zf_err_errno(rc);
     node_times(fs, n, st);
@@ -56,23 +72,54 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
     return 0;
 }
 
-/* how long the kernel may keep a node's attributes: NAME.info tells the
- * state at each open, so its size is asked for each time */
-static double attr_timeout(const zf_fs *fs, const zf_node *n)
+/* a request's cancellation (base/deadline.h): the kernel's INTERRUPT of it
+ * (its caller got a signal, or was killed) abandons its waits for the store */
+static void on_interrupt(fuse_req_t req, void *ticket)
 {
-    return !n->is_dir && n->view == ZF_VIEW_INFO ? 0 : fs->timeout;
+    (void)req;
+    zf_deadline_cancel((uint64_t)(uintptr_t)ticket);
+}
+
+/* serve req on this thread until req_end, within deadline abs_ms
+ * (ZF_DEADLINE_NONE: none), abandoned when the kernel interrupts it */
+static void req_begin(fuse_req_t req, uint64_t abs_ms)
+{
+    uint64_t ticket = zf_deadline_begin(abs_ms);
+    fuse_req_interrupt_func(req, on_interrupt, (void *)(uintptr_t)ticket);
+}
+
+/* the request served since req_begin ended with errno err (0: success);
+ * the errno to reply: EINTR for one that was abandoned */
+static int req_end(int err)
+{
+    if (err && zf_deadline_cancelled())
+        err = EINTR;
+    zf_deadline_end();
+    return err;
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
     if (conn->capable & FUSE_CAP_ASYNC_READ)
         conn->want |= FUSE_CAP_ASYNC_READ;
+    /* a lookup must not hold up the directory's listing (libfuse 3.14 does
+     * not pass this on; op_lookup never waits for a size pass either) */
+    if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+        conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+    /* O_DIRECT reads as requests of their caller, which the kernel
+     * interrupts when the caller gets a signal (asynchronous ones it never
+     * does: the caller could not be released before the store answered) */
+    conn->want &= ~(unsigned)FUSE_CAP_ASYNC_DIO;
     conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS;
     conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 /* LOOKUP: the child answers from its parent's generation, and the kernel's
- * new reference to it is counted (see zf_gen_remember) */
+ * new reference to it is counted (see zf_gen_remember).  It never waits for
+ * a size pass: the kernel holds the directory while a LOOKUP runs (libfuse
+ * 3.14 cannot ask for parallel directory operations), so a lookup waiting
+ * for a stalled server would hold up every lookup and listing of that
+ * directory.  An unsized file's size comes with GETATTR instead. */
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     zf_fs *fs = fs_of(req);
@@ -82,10 +129,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     struct fuse_entry_param e;
     memset(&e, 0, sizeof e);
     e.entry_timeout = fs->timeout;
-    e.attr_timeout = n ? attr_timeout(fs, n) : fs->timeout;
-    int err = n ? node_attr(fs, n, &e.attr) : p && p->incomplete ? EIO : 0;
+    e.attr_timeout = fs->timeout;
+    int err = n ? node_attr(fs, n, &e.attr, 0) : p && p->incomplete ? EIO : 0;
     if (!n && err) /* the store could not tell whether name is there: not "no such" */
         zf_gen_recheck_soon(fs);
+    if (n && !n->is_dir && !size_final(n))
+        e.attr_timeout = 0; /* the size is not known yet: GETATTR runs the pass */
     if (n && !err) {
         e.ino = n->ino;
         e.generation = 1;
@@ -120,22 +169,30 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     zf_gen *g;
     const zf_node *n = zf_gen_node(fs, ino, &g);
     struct stat st;
-    int err = n ? node_attr(fs, n, &st) : ENOENT;
-    double timeout = n ? attr_timeout(fs, n) : 0;
-    zf_gen_put(fs, g);
+    req_begin(req, ZF_DEADLINE_NONE); /* a size pass waits as long as it takes, unless interrupted */
+    int err = req_end(n ? node_attr(fs, n, &st, 1) : ENOENT);
+    double timeout = err || n->is_dir || size_final(n) ? fs->timeout : 0;
+    zf_gen_put(fs, g); /* n may go with it */
     if (err)
         fuse_reply_err(req, err);
     else
         fuse_reply_attr(req, &st, timeout);
 }
 
-/* an open file or directory: its generation, where its last read ended,
- * and (NAME.info) the text of its open */
+/* how long a failed read is remembered on its open file: the kernel asks
+ * again at once for the bytes of a read-ahead that failed (ms) */
+#define FAILED_READ_MS 1000
+
+/* an open file or directory: its generation, where its last read ended, its
+ * last failed read (under mu) and (NAME.info) the text of its open */
 typedef struct handle {
     zf_open_link link; /* first: fs->open lists every handle */
     zf_gen *gen;
     pthread_mutex_t mu;
     zf_cursor cursor;
+    uint64_t failed_lo, failed_hi; /* the bytes it asked for */
+    uint64_t failed_until;         /* monotonic ms; 0: none */
+    int failed_err;                /* its errno */
     char *info;        /* NAME.info as it was at the open, or NULL */
     size_t info_len;
 } handle;
@@ -235,7 +292,8 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     fi->fh = (uint64_t)(uintptr_t)h;
     fi->keep_cache = !info; /* unchanged while this generation lives */
     if (!dir && (info || zf_layout_damaged(n->layout)))
-        fi->direct_io = 1; /* .info: its own text; damaged: only reads of a bad chunk fail */
+        fi->direct_io = 1; /* .info: its own text, whose size may change from one open to
+                            * the next; damaged: only reads of a bad chunk fail */
     fi->cache_readdir = dir && !n->incomplete; /* (its listing ends in EIO: op_readdir) */
     if (fuse_reply_open(req, fi) != 0) {
         untrack(fs, h);
@@ -320,7 +378,8 @@ static char *read_buf(void)
  * (a remote store; a local one has no budget), however many chunks and
  * shards the read needs.  The size pass, when the read must run it first,
  * is not bounded: it measures the whole array for every reader, like the
- * first stat, which runs it too. */
+ * first stat, which runs it too.  Both end when the request is interrupted
+ * (req_begin). */
 static int read_within_budget(const zf_fs *fs, const zf_node *n, uint64_t off, char *buf,
                               size_t size, size_t *got, zf_cursor *cursor)
 {
@@ -330,9 +389,33 @@ static int read_within_budget(const zf_fs *fs, const zf_node *n, uint64_t off, c
         return rc;
     if (fs->store->budget_ms)
         zf_deadline_set(zf_deadline_after(fs->store->budget_ms));
-    rc = zf_layout_read_from(n->layout, n->view, off, buf, size, got, cursor);
-    zf_deadline_clear();
-    return rc;
+    return zf_layout_read_from(n->layout, n->view, off, buf, size, got, cursor);
+}
+
+/* the errno of a read of [off, off + size) that failed on h within the
+ * last FAILED_READ_MS, or 0: the kernel's second READ of a page whose
+ * read-ahead failed gets the answer at once, not after another budget */
+static int failed_before(handle *h, uint64_t off, size_t size)
+{
+    pthread_mutex_lock(&h->mu);
+    int err = h->failed_until > zf_deadline_now_ms() && off < h->failed_hi &&
+              off + size > h->failed_lo ? h->failed_err : 0;
+    pthread_mutex_unlock(&h->mu);
+    return err;
+}
+
+/* remember a failed read of [off, off + size) on h (not an abandoned one:
+ * its failure says nothing about the store) */
+static void remember_failure(handle *h, uint64_t off, size_t size, int err)
+{
+    if (err == EINTR)
+        return;
+    pthread_mutex_lock(&h->mu);
+    h->failed_lo = off;
+    h->failed_hi = off + size;
+    h->failed_err = err;
+    h->failed_until = zf_deadline_now_ms() + FAILED_READ_MS;
+    pthread_mutex_unlock(&h->mu);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -359,20 +442,29 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_buf(req, buf, left);
         return;
     }
+    int err = failed_before(h, (uint64_t)off, size);
+    if (err) {
+        fuse_reply_err(req, err);
+        return;
+    }
     size_t got = 0;
     pthread_mutex_lock(&h->mu);
     zf_cursor cursor = h->cursor;
     pthread_mutex_unlock(&h->mu);
+    req_begin(req, ZF_DEADLINE_NONE);
     int rc = read_within_budget(fs_of(req), n, (uint64_t)off, buf, size, &got, &cursor);
+    err = req_end(rc ? zf_err_errno(rc) : 0);
     pthread_mutex_lock(&h->mu);
     h->cursor = cursor;
     pthread_mutex_unlock(&h->mu);
     if (rc == ZF_ESTALE) /* a chunk changed since sizing: the next open sees the new version */
         zf_gen_recheck_soon(fs_of(req));
-    if (rc)
-        fuse_reply_err(req, zf_err_errno(rc));
-    else
+    if (err) {
+        remember_failure(h, (uint64_t)off, size, err);
+        fuse_reply_err(req, err);
+    } else {
         fuse_reply_buf(req, buf, got);
+    }
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
