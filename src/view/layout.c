@@ -376,8 +376,8 @@ int zf_layout_ensure_sized(zf_layout *l)
     int rc = late ? ZF_ETIMEDOUT : ZF_OK;
     if (l->state == UNSIZED && zf_deadline_spent()) {
         rc = ZF_ETIMEDOUT; /* a cancelled request starts no pass */
-    } else if (l->state == UNSIZED) {
-        l->state = SIZING;
+    } else if (l->state == UNSIZED) { /* (stored atomically: zf_layout_sized reads without mu) */
+        __atomic_store_n(&l->state, SIZING, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&l->mu);
         rc = load_or_build(l);
         pthread_mutex_lock(&l->mu);
@@ -387,7 +387,7 @@ int zf_layout_ensure_sized(zf_layout *l)
                 l->off[v] = NULL;
             }
         }
-        l->state = rc ? UNSIZED : SIZED;
+        __atomic_store_n(&l->state, rc ? UNSIZED : SIZED, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&l->cv);
     }
     pthread_mutex_unlock(&l->mu);
