@@ -112,3 +112,11 @@ int64_t zf_stamp_time(const zf_stamp *st)
 {
     return st->mtime > st->ctime ? st->mtime : st->ctime;
 }
+
+int zf_stamp_same_version(const zf_stamp *a, const zf_stamp *b)
+{
+    if (!memcmp(a, b, sizeof *a)) /* equal stamps: no digest needed */
+        return 1;
+    zf_fp x = zf_stamp_version(a), y = zf_stamp_version(b);
+    return x.a == y.a && x.b == y.b;
+}

@@ -214,4 +214,7 @@ int64_t zf_stamp_time(const zf_stamp *st);
  * zf_stamp_digest itself. */
 zf_fp zf_stamp_version(const zf_stamp *st);
 
+/* Do two stamps identify one version (equal zf_stamp_version)? */
+int zf_stamp_same_version(const zf_stamp *a, const zf_stamp *b);
+
 #endif
