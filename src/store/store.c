@@ -106,3 +106,22 @@ zf_fp zf_stamp_version(const zf_stamp *st)
     v.tag = st->tag;
     return zf_stamp_digest(&v);
 }
+
+void zf_stamp_object(zf_stamp *st, uint64_t size, int64_t mtime_ns, const char *tag)
+{
+    *st = (zf_stamp){.size = size, .mtime = mtime_ns / 1000000000 * 1000000000,
+                     .kind = ZF_STORE_FILE};
+    if (!tag)
+        return;
+    if (!strncmp(tag, "W/", 2))
+        tag += 2;
+    size_t n = strlen(tag);
+    if (n >= 2 && tag[0] == '"' && tag[n - 1] == '"') {
+        tag++;
+        n -= 2;
+    }
+    if (n) {
+        zf_fp_init(&st->tag);
+        zf_fp_add(&st->tag, tag, n);
+    }
+}

@@ -184,6 +184,12 @@ int zf_store_buf_reserve(zf_store_buf *b, size_t n);
  * 2^-128 chance).  Arrays keep one digest per present chunk (chunk/array.h). */
 zf_fp zf_stamp_digest(const zf_stamp *st);
 
+/* The stamp of a remote object (kind FILE): size, mtime cut to whole
+ * seconds (listings and headers give it in different precisions), tag =
+ * digest of the version tag (an ETag, a generation) without W/ and quotes;
+ * tag NULL or "": none. */
+void zf_stamp_object(zf_stamp *st, uint64_t size, int64_t mtime_ns, const char *tag);
+
 /* Digest of the version a stamp identifies: zf_stamp_digest, but for a stamp
  * with a version tag (an ETag) only its kind, size and tag count, so the same
  * object seen by a listing and by a GET or HEAD (whose Last-Modified may

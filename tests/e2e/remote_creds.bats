@@ -12,25 +12,6 @@
 
 load remote
 
-# py_server NAME SCRIPT ARGS...: start tests/net/SCRIPT (it prints its port);
-# PY_PORT
-py_server() {
-    local dir=$RM_DIR/$1 script=$2 pid port i
-    shift 2
-    mkdir -p "$dir"
-    "$ZF_PYTHON" "$ZF_REPO/tests/net/$script" "$@" </dev/null >"$dir/port" 2>"$dir/stderr" 3>&- &
-    pid=$!
-    for ((i = 0; i < 200; i++)); do
-        port=$(head -n1 "$dir/port" 2>/dev/null)
-        [[ -n $port ]] && break
-        sleep 0.05
-    done
-    [[ -n $port ]] || { echo "$script did not start: $(cat "$dir/stderr")" >&2; return 1; }
-    net_wait_port "$port" "$pid" || return 1
-    net_track "$dir" "$pid"
-    PY_PORT=$port
-}
-
 # cred_server NAME ARGS...: credserver.py over the stores; CRED_URL
 cred_server() {
     local name=$1
