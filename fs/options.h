@@ -56,13 +56,16 @@
     X(cafile, VAL, "FILE", "the system's",                                                       \
       "remote stores: PEM file of the certificate authorities that https servers are "          \
       "verified against (servers are always verified)")                                         \
-    X(endpoint, VAL, "URL", "AWS, or storage.googleapis.com",                                     \
-      "s3:// and gs:// stores: the server requests go to (an S3-compatible server, an "           \
-      "emulator), as http://HOST:PORT or https://HOST")                                          \
+    X(endpoint, VAL, "URL", "AWS, storage.googleapis.com, or ACCOUNT.blob.core.windows.net",     \
+      "s3://, gs:// and az:// stores: the server requests go to (an S3-compatible server, an "   \
+      "emulator), as http://HOST:PORT[/PATH] or https://HOST[/PATH]")                            \
+    X(account, VAL, "NAME", "AZURE_STORAGE_ACCOUNT_NAME",                                        \
+      "az:// stores: the storage account")                                                       \
     X(region, VAL, "NAME", "AWS_REGION, else us-east-1",                                         \
       "s3:// stores: the region requests are signed for")                                        \
     X(anonymous, FLAG, "", "off",                                                                \
-      "s3:// stores: send unsigned requests (public buckets) and read no credentials")          \
+      "s3://, gs:// and az:// stores: send unsigned requests (public buckets) and read no "      \
+      "credentials")                                                                             \
     X(requester_pays, OPT, "PROJECT", "off",                                                     \
       "s3:// stores: the reader pays for the requests of a Requester Pays bucket "               \
       "(x-amz-request-payer: requester, signed); gs:// stores: -o requester_pays=PROJECT "       \

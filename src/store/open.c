@@ -9,6 +9,7 @@
 
 #include "base/err.h"
 #include "base/sbuf.h"
+#include "store/azure.h"
 #include "store/gcs.h"
 #include "store/http.h"
 #include "store/net.h"
@@ -77,7 +78,7 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
     int known = flag || !strcmp(name, "connections") || !strcmp(name, "retries") ||
                 !strcmp(name, "timeout_ms") || !strcmp(name, "cafile") ||
                 !strcmp(name, "endpoint") || !strcmp(name, "region") ||
-                !strcmp(name, "bearer_token_file");
+                !strcmp(name, "bearer_token_file") || !strcmp(name, "account");
     if (!known)
         return ZF_ENOTFOUND;
     if (!strcmp(name, "requester_pays") && value) /* gs://: the project billed */
@@ -104,6 +105,8 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
         return set_string(&o->cafile, value);
     else if (!strcmp(name, "region"))
         return set_string(&o->region, value);
+    else if (!strcmp(name, "account"))
+        return set_string(&o->account, value);
     else {
         int rc = check_endpoint(value, err, errcap);
         return rc == ZF_OK ? set_string(&o->endpoint, value) : rc;
@@ -118,6 +121,7 @@ void zf_store_opts_free(zf_store_opts *o)
     free(o->region);
     free(o->bearer_token_file);
     free(o->user_project);
+    free(o->account);
     memset(o, 0, sizeof *o);
 }
 
@@ -133,7 +137,7 @@ static const char *remote_option(const zf_store_opts *o)
            : o->cafile ? "cafile" : o->endpoint ? "endpoint" : o->region ? "region"
            : o->anonymous ? "anonymous"
            : o->requester_pays || o->user_project ? "requester_pays"
-           : o->bearer_token_file ? "bearer_token_file" : NULL;
+           : o->bearer_token_file ? "bearer_token_file" : o->account ? "account" : NULL;
 }
 
 /* http(s):// */
@@ -182,6 +186,21 @@ static int open_gcs(const zf_url *u, const zf_store_opts *o, zf_store **out, cha
     return zf_store_open_gcs(u->host, u->path, &go, out, err, errcap);
 }
 
+/* az:// (the Azure Blob backend, store/azure.h) */
+static int open_azure(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
+                      size_t errcap)
+{
+    const char *bad = o->region ? "region=" : o->bearer_token_file ? "bearer_token_file"
+                      : o->requester_pays || o->user_project ? "requester_pays" : NULL;
+    if (bad)
+        return fail(err, errcap, ZF_EINVAL, "-o %s does not apply to az:// stores", bad);
+    zf_az_opts ao = {.account = o->account, .endpoint = o->endpoint, .anonymous = o->anonymous,
+                     .note = o->note,
+                     .net = {.connections = o->connections, .retries = o->retries,
+                             .timeout_ms = o->timeout_ms, .cafile = o->cafile}};
+    return zf_store_open_azure(u->host, u->path, &ao, out, err, errcap);
+}
+
 /* s3:// (the S3 backend, store/s3.h): credentials, region and endpoint as
  * the AWS CLI finds them, the options over them */
 static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
@@ -220,6 +239,10 @@ int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out,
         rc = open_s3(&u, o, out, err, errcap);
     else if (u.kind == ZF_URL_GS)
         rc = open_gcs(&u, o, out, err, errcap);
+    else if (u.kind == ZF_URL_AZ)
+        rc = open_azure(&u, o, out, err, errcap);
+    else if (o->account)
+        rc = fail(err, errcap, ZF_EINVAL, "-o account= applies to az:// stores only");
     else
         rc = open_http(spec, &u, o, out, err, errcap);
     zf_url_free(&u);

@@ -5,12 +5,13 @@
  *   https://HOST[:PORT][/PATH]
  *   s3://BUCKET[/PREFIX]
  *   gs://BUCKET[/PREFIX]
+ *   az://CONTAINER[/PREFIX]     also abfs:// and abfss:// (fsspec's spellings)
  *
  * Refused, with a one-line reason: other schemes, user information
  * ("user:password@": credentials never go in the STORE argument, which the
  * mount table and process lists show), query strings and fragments, empty
  * hosts or buckets, bad ports, "." and ".." segments, bad %-escapes.
- * An http(s) path is %-decoded; s3 and gs prefixes are taken literally (as
+ * An http(s) path is %-decoded; s3, gs and az prefixes are taken literally (as
  * the AWS and gcloud tools do).  Object URLs are built by %-encoding keys
  * (zf_url_escape). */
 #ifndef ZF_URL_H
@@ -26,13 +27,15 @@ typedef enum zf_url_kind {
     ZF_URL_HTTP,
     ZF_URL_HTTPS,
     ZF_URL_S3,
-    ZF_URL_GS
+    ZF_URL_GS,
+    ZF_URL_AZ
 } zf_url_kind;
 
 /* A parsed STORE argument; strings owned (zf_url_free). */
 typedef struct zf_url {
     zf_url_kind kind;
     char *host;     /* http(s): host, an IPv6 literal in brackets; s3/gs: the bucket;
+                     * az: the container;
                      * local: NULL */
     unsigned port;  /* http(s): the port given, 0 if none */
     char *path;     /* local: the argument as given; otherwise the prefix, unescaped,
