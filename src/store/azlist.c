@@ -234,9 +234,10 @@ static int list_page(const azure *a, const char *full, const char *marker, unsig
     zf_azi_req_free(&r);
     if (nr.rc != ZF_OK) {
         zf_azi_reason(nerr, nr.status >= 300 ? buf->p : NULL, nr.n, err, errcap, code);
-        return nr.rc;
+        return nr.rc == ZF_ENOTFOUND || nr.rc == ZF_ENOMEM ? nr.rc : ZF_EIO;
     }
-    return zf_azlist_parse((const char *)buf->p, nr.n, pg, err, errcap);
+    rc = zf_azlist_parse((const char *)buf->p, nr.n, pg, err, errcap);
+    return rc == ZF_ECORRUPT ? ZF_EIO : rc; /* an answer that is no page: not "no directory" */
 }
 
 static char *full_prefix(const azure *a, const char *prefix)
@@ -296,15 +297,20 @@ static int walk(const azure *a, const char *full, unsigned max, zf_store_list_fn
     int rc = ZF_OK;
     for (unsigned pages = 0;; pages++) {
         zf_s3list_page pg = {0};
-        rc = pages < PAGES_MAX ? list_page(a, full, marker, max, &buf, &pg, err, errcap, code)
-                               : ERR(ZF_EIO, "List Blobs: more than %u pages", PAGES_MAX);
+        char why[ZF_AZI_ERR + 80] = "more than a million pages";
+        rc = pages < PAGES_MAX ? list_page(a, full, marker, max, &buf, &pg, why, sizeof why, code)
+                               : ZF_EIO;
+        if (rc != ZF_OK && pages) /* a 404 after pages came: not "nothing there" */
+            rc = ERR(rc == ZF_ENOTFOUND ? ZF_EIO : rc, "page %u of the listing: %s", pages + 1, why);
+        else if (rc != ZF_OK)
+            rc = ERR(rc, "%s", why);
         if (rc == ZF_OK && fn)
             rc = emit(&pg, strlen(full), fn, ctx, seen);
         else if (rc == ZF_OK)
             *seen += pg.n;
         int more = rc == ZF_OK && pg.next_token && (fn || !*seen);
         if (more && marker && !strcmp(marker, pg.next_token)) {
-            rc = ERR(ZF_EIO, "List Blobs: the same marker again");
+            rc = ERR(ZF_EIO, "page %u of the listing: the same marker again", pages + 1);
             more = 0;
         }
         free(marker);
@@ -321,7 +327,7 @@ static int walk(const azure *a, const char *full, unsigned max, zf_store_list_fn
 }
 
 int zf_azi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                void *ctx)
+                void *ctx, char *err, size_t errcap)
 {
     const azure *a = s->impl;
     if (!a->can_list)
@@ -330,7 +336,7 @@ int zf_azi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_
     if (!full)
         return ZF_ENOMEM;
     size_t seen = 0;
-    int rc = walk(a, full, a->max_results, fn, ctx, &seen, NULL, 0, NULL);
+    int rc = walk(a, full, a->max_results, fn, ctx, &seen, err, errcap, NULL);
     free(full);
     return rc == ZF_OK && !seen ? ZF_ENOTFOUND : rc;
 }

@@ -72,9 +72,10 @@ void zf_azi_req_free(zf_az_req *r);
 void zf_azi_reason(const char *net_err, const uint8_t *body, size_t n, char *err, size_t errcap,
                    char *code);
 
-/* The backend's list: every page, absence only from a complete listing. */
+/* The backend's list: every page, absence only from a complete listing;
+ * ZF_EIO (the page and reason in err) when one fails. */
 int zf_azi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                void *ctx);
+                void *ctx, char *err, size_t errcap);
 
 /* Is any blob under full (a container-wide prefix)?  ZF_OK, ZF_ENOTFOUND
  * (from a complete listing), or the error with its reason in err and

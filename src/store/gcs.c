@@ -382,7 +382,9 @@ static int probe(gcs *g, char *err, size_t errcap)
     char why[ZF_GCSI_ERR + 160] = "";
     long status = 0;
     int rc = zf_gcsi_any(g, g->prefix, &status, why, sizeof why);
-    if (rc == ZF_ENOTFOUND) {
+    if (rc == ZF_ENOTFOUND && status == 404) {
+        rc = ERR(ZF_ENOTFOUND, "%s", why); /* no such bucket */
+    } else if (rc == ZF_ENOTFOUND) {
         rc = ERR(ZF_ENOTFOUND, "no objects under this prefix");
     } else if (rc != ZF_OK && (status == 401 || status == 403) && root_readable(g)) {
         g->can_list = 0; /* read key by key, from the root's metadata */

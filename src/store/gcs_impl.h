@@ -40,9 +40,10 @@ void zf_gcsi_reason(const char *net_err, const uint8_t *body, size_t n, char *er
 int zf_gcsi_list_page(const gcs *g, const char *full, const char *token, unsigned max,
                       zf_store_buf *buf, zf_gcs_page *pg, char *err, size_t errcap, long *status);
 
-/* The backend's list (store.h): every page, absence only from a complete listing. */
+/* The backend's list (store.h): every page, absence only from a complete
+ * listing; ZF_EIO (the page and reason in err) when one fails. */
 int zf_gcsi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                 void *ctx);
+                 void *ctx, char *err, size_t errcap);
 
 /* Is any object under full (a bucket-wide prefix)?  ZF_OK, ZF_ENOTFOUND
  * (from a complete listing: every page, however many come empty), or the

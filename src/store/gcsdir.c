@@ -192,9 +192,10 @@ int zf_gcsi_list_page(const gcs *g, const char *full, const char *token, unsigne
         return rc;
     if (rc != ZF_OK) {
         zf_gcsi_reason(nerr, r.status >= 300 ? buf->p : NULL, r.n, err, errcap);
-        return rc;
+        return rc == ZF_ENOTFOUND ? rc : ZF_EIO; /* (404: no such bucket) */
     }
-    return zf_gcs_list_parse((const char *)buf->p, r.n, pg, err, errcap);
+    rc = zf_gcs_list_parse((const char *)buf->p, r.n, pg, err, errcap);
+    return rc == ZF_ECORRUPT ? ZF_EIO : rc; /* an answer that is no page: not "no directory" */
 }
 
 /* the bucket-wide prefix of a store prefix (malloc'd) */
@@ -233,8 +234,16 @@ static int emit(const zf_gcs_page *pg, size_t skip, zf_store_list_fn fn, void *c
     return ZF_OK;
 }
 
+/* page number pages of a listing failed: say which (the first has no number) */
+static int page_failed(int rc, unsigned pages, const char *why, char *err, size_t errcap)
+{
+    if (pages)
+        return ERR(rc, "page %u of the listing: %s", pages + 1, why);
+    return ERR(rc, "%s", why);
+}
+
 int zf_gcsi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                 void *ctx)
+                 void *ctx, char *err, size_t errcap)
 {
     const gcs *g = s->impl;
     if (!g->can_list)
@@ -247,14 +256,17 @@ int zf_gcsi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store
     int rc = ZF_OK;
     for (unsigned pages = 0;; pages++) {
         zf_gcs_page pg = {0};
+        char why[ZF_GCSI_ERR + 80] = "more than a million pages";
         rc = pages < PAGES_MAX ? zf_gcsi_list_page(g, full, token, g->max_results, &buf, &pg,
-                                                   NULL, 0, NULL)
+                                                   why, sizeof why, NULL)
                                : ZF_EIO;
+        if (rc != ZF_OK) /* a 404 after pages came: not "nothing there" */
+            rc = page_failed(rc == ZF_ENOTFOUND && pages ? ZF_EIO : rc, pages, why, err, errcap);
         if (rc == ZF_OK)
             rc = emit(&pg, strlen(full), fn, ctx, &seen);
         int more = rc == ZF_OK && pg.next_token;
         if (more && token && !strcmp(token, pg.next_token)) {
-            rc = ZF_EIO; /* the same page again: the server loops */
+            rc = page_failed(ZF_EIO, pages, "the same page token again", err, errcap);
             more = 0;
         }
         free(token);
