@@ -15,6 +15,7 @@
 #include "base/sbuf.h"
 #include "store/aws_impl.h"
 #include "store/credhttp.h"
+#include "store/s3cred.h"
 #include "store/sigv4.h"
 #include "store/s3list.h"
 
@@ -112,6 +113,16 @@ static int doc_creds(const char *doc, const char *sub, const char *const names[4
     int rc = zf_aws_json_creds(o, names, what, v, err, errcap);
     cJSON_Delete(j);
     return rc;
+}
+
+int zf_aws_creds_parse(const char *doc, int sso, zf_cred_value *v, char *err, size_t errcap)
+{
+    static const char *const names[4] = {"AccessKeyId", "SecretAccessKey", "Token", "Expiration"};
+    static const char *const sso_names[4] = {"accessKeyId", "secretAccessKey", "sessionToken",
+                                             "expiration"};
+    return sso ? doc_creds(doc, "roleCredentials", sso_names, "SSO GetRoleCredentials", v, err,
+                           errcap)
+               : doc_creds(doc, NULL, names, "credentials", v, err, errcap);
 }
 
 /* ---- SSO ----------------------------------------------------------------------- */

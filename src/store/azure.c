@@ -151,6 +151,12 @@ static void az_close(zf_store *s)
     free(a);
 }
 
+/* the credentials' source, or anonymous */
+static void az_credentials(const zf_store *s, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", impl(s)->conf.source);
+}
+
 static const zf_store_ops az_ops = {az_close, az_read, az_read_many, az_stamp, zf_azi_list};
 
 /* the page size: o's, else $ZF_AZ_MAX_RESULTS, else the largest */
@@ -271,6 +277,7 @@ int zf_store_open_azure(const char *container, const char *prefix, const zf_az_o
     s->parallel = zf_net_connections(a->net);
     s->budget_ms = zf_net_budget_ms(a->net);
     s->remote = 1;
+    s->credentials = az_credentials;
     *out = s;
     return ZF_OK;
 }

@@ -271,6 +271,15 @@ static void gcs_close(zf_store *s)
     free(g);
 }
 
+/* the token's source, or anonymous */
+static void gcs_credentials(const zf_store *s, char *out, size_t cap)
+{
+    if (impl(s)->cred)
+        zf_cred_describe(impl(s)->cred, out, cap);
+    else
+        snprintf(out, cap, "none (anonymous)");
+}
+
 static const zf_store_ops gcs_ops = {gcs_close, gcs_read, gcs_read_many, gcs_stamp, zf_gcsi_list};
 
 /* the page size: o's, else $ZF_GCS_MAX_RESULTS, else the largest */
@@ -352,7 +361,8 @@ static int gcs_new(const char *bucket, const char *prefix, const zf_gcs_opts *o,
         rc = ERR(ZF_EINVAL, "-o endpoint=%s: tokens go over https only (or to a loopback "
                  "address); -o anonymous for an emulator", o->endpoint);
     if (rc == ZF_OK && !g->cred && o->note)
-        o->note(ZF_LOG_INFO, "credentials: none (no Google credentials found: anonymous requests)");
+        o->note(ZF_LOG_INFO, o->anonymous ? "credentials: none (anonymous)"
+                             : "credentials: none (anonymous: no Google credentials found)");
     if (rc == ZF_OK)
         rc = zf_net_open(&o->net, &g->net, err, errcap);
     return rc;
@@ -422,6 +432,7 @@ int zf_store_open_gcs(const char *bucket, const char *prefix, const zf_gcs_opts 
     s->parallel = zf_net_connections(g->net);
     s->budget_ms = zf_net_budget_ms(g->net);
     s->remote = 1;
+    s->credentials = gcs_credentials;
     *out = s;
     return ZF_OK;
 }

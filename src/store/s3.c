@@ -170,6 +170,15 @@ static void s3_close(zf_store *s)
     free(x);
 }
 
+/* the credentials' source, or anonymous */
+static void s3_credentials(const zf_store *s, char *out, size_t cap)
+{
+    if (impl(s)->cred->cred)
+        zf_cred_describe(impl(s)->cred->cred, out, cap);
+    else
+        snprintf(out, cap, "none (anonymous)");
+}
+
 static const zf_store_ops s3_ops = {s3_close, s3_read, s3_read_many, s3_stamp, zf_s3i_list};
 
 /* the page size: o's, else $ZF_S3_MAX_KEYS, else S3's largest */
@@ -317,6 +326,9 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
     s->parallel = zf_net_connections(x->net);
     s->budget_ms = zf_net_budget_ms(x->net);
     s->remote = 1;
+    s->credentials = s3_credentials;
+    if (!x->cred->cred && o->cred.note)
+        o->cred.note(ZF_LOG_INFO, "credentials: none (anonymous)");
     *out = s;
     return ZF_OK;
 }

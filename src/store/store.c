@@ -22,6 +22,14 @@ const char *zf_store_path(const zf_store *s)
     return s->name;
 }
 
+void zf_store_credentials(const zf_store *s, char *out, size_t cap)
+{
+    if (cap)
+        *out = '\0';
+    if (s->credentials && cap)
+        s->credentials(s, out, cap);
+}
+
 /* the reason buffer of a call: a zero-length one when the caller gave none */
 static void clear_err(char *err, size_t errcap)
 {

@@ -139,6 +139,10 @@ struct zf_store {
     unsigned budget_ms; /* a remote store: the time one call may take with all its
                          * retries (store/net.h's B), what a front end gives a whole
                          * request (base/deadline.h); 0: no bound (a local store) */
+    /* a remote store: what authorises its requests, never a secret ("shared
+     * key (AZURE_STORAGE_KEY)", "none (anonymous)"), into out (cap bytes);
+     * NULL: nothing to say (a local store) */
+    void (*credentials)(const zf_store *s, char *out, size_t cap);
 };
 
 /* Open the local directory at path as a store; *out owns it (zf_store_close).
@@ -151,6 +155,11 @@ void zf_store_close(zf_store *s);
 
 /* The store's name for log lines (a local store: its root's absolute path). */
 const char *zf_store_path(const zf_store *s);
+
+/* What authorises a remote store's requests, as .info shows it ("instance
+ * metadata (role NAME)"; never a secret), into out; "" when the store has
+ * nothing to say (a local one). */
+void zf_store_credentials(const zf_store *s, char *out, size_t cap);
 
 /* Read the whole value of key into b, grown (realloc) when it is larger than
  * b->cap; *n gets its length.  A value larger than max bytes is refused

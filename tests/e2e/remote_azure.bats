@@ -48,6 +48,7 @@ no_az_secret() {
     zf_mount az://zarr/g3.zarr -o "endpoint=$AZ_URL" -o log_level=debug
     rm_compare "$RM_LOCAL" "$ZF_MNT"
     grep -q 'credentials: from shared key (AZURE_STORAGE_KEY)' "$ZF_LOG" || fail "the log does not name the source: $(grep -i credential "$ZF_LOG")"
+    grep -qx 'credentials: shared key (AZURE_STORAGE_KEY)' "$ZF_MNT/v3_plain.info" || fail ".info: $(cat "$ZF_MNT/v3_plain.info")"
     if grep -E ': (error|warning):' "$ZF_LOG" >&2; then fail "errors in the log"; fi
     no_az_secret
     AZURE_STORAGE_KEY=${DEV_KEY:0:20}AAAA${DEV_KEY:24} rm_mount_attempt az://zarr/g3.zarr -o "endpoint=$AZ_URL"

@@ -82,6 +82,8 @@ setup() {
     [[ $(ctl "$SHORT_URL" expired) == 0 ]] || fail "$(ctl "$SHORT_URL" expired) requests were sent with expired credentials"
     (($(grep -c 'credentials: refreshed from instance metadata (role zf-role)' "$ZF_LOG") >= 2)) \
         || fail "the log shows no refreshes: $(grep -i credential "$ZF_LOG")"
+    grep -qx 'credentials: instance metadata (role zf-role)' "$ZF_MNT/v3_plain.info" \
+        || fail ".info does not name the source: $(cat "$ZF_MNT/v3_plain.info")"
     if grep -E ': (error|warning):' "$ZF_LOG" >&2; then fail "errors in the log"; fi
     no_issued_secret "$SHORT_URL"
 }
@@ -141,6 +143,7 @@ setup() {
     new=tk-$RANDOM$RANDOM-rotated
     printf '%s\n' "$new" >"$TOKEN_FILE.new" && mv "$TOKEN_FILE.new" "$TOKEN_FILE"
     rm_compare "$RM_LOCAL" "$ZF_MNT"
+    grep -qx "credentials: bearer token (file $TOKEN_FILE)" "$ZF_MNT"/v3_plain.info || fail ".info: $(cat "$ZF_MNT"/v3_plain.info)"
     rm_no_secret "$old" "$ZF_PID" "$ZF_LOG" "$ZF_MNT"/*.info
     rm_no_secret "$new" "$ZF_PID" "$ZF_LOG" "$ZF_MNT"/*.info
     printf '%s\n' "$old" >"$TOKEN_FILE"

@@ -72,6 +72,8 @@ no_gcs_secret() {
     rm_compare "$RM_LOCAL" "$ZF_MNT"
     grep -q "credentials: from service account $SA_EMAIL (GOOGLE_APPLICATION_CREDENTIALS)" "$ZF_LOG" \
         || fail "the log does not name the source: $(grep -i credential "$ZF_LOG")"
+    grep -qx "credentials: service account $SA_EMAIL (GOOGLE_APPLICATION_CREDENTIALS)" "$ZF_MNT/v3_plain.info" \
+        || fail ".info does not name the source: $(cat "$ZF_MNT/v3_plain.info")"
     # the re-check lists the store every second; the token is fetched again ahead
     while ((SECONDS - t0 < 22)); do
         for f in "$ZF_MNT"/*.info; do zf_t cat "$f" >/dev/null || fail "reading $f failed at $((SECONDS - t0)) s"; done
@@ -108,6 +110,8 @@ no_gcs_secret() {
     rm_compare "$RM_LOCAL" "$ZF_MNT"
     grep -q "credentials: from metadata server (service account $SA_EMAIL)" "$ZF_LOG" \
         || fail "the log does not name the source: $(grep -i credential "$ZF_LOG")"
+    grep -qx "credentials: metadata server (service account $SA_EMAIL)" "$ZF_MNT/v2_zstd.info" \
+        || fail ".info does not name the source: $(cat "$ZF_MNT/v2_zstd.info")"
     no_gcs_secret
 }
 
@@ -115,7 +119,8 @@ no_gcs_secret() {
     rm_mount_local g3c.zarr
     zf_mount gs://public/g3c.zarr -o "endpoint=$GCS_URL" -o log_level=info
     rm_compare "$RM_LOCAL" "$ZF_MNT"
-    grep -q 'credentials: none' "$ZF_LOG" || fail "the log does not say anonymous: $(cat "$ZF_LOG")"
+    grep -q 'credentials: none (anonymous: no Google credentials found)' "$ZF_LOG" || fail "the log does not say anonymous: $(cat "$ZF_LOG")"
+    grep -qx 'credentials: none (anonymous)' "$ZF_MNT/v3_plain.info" || fail ".info: $(cat "$ZF_MNT/v3_plain.info")"
     rm_mount_attempt gs://zarr/g3c.zarr -o "endpoint=$GCS_URL"
     ((RM_MOUNTED == 0)) || fail "a private bucket mounted anonymously"
     grep -q 'HTTP 401.*Anonymous caller' "$ZF_LOG" || fail "no reason: $(cat "$ZF_LOG")"
