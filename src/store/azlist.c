@@ -134,7 +134,8 @@ static void field_done(azparse *p, const char *t)
         time_t s = curl_getdate(t, NULL);
         if (s < 0 || s >= INT64_MAX / 1000000000)
             fail(p, "a Last-Modified that is not a time");
-        p->cur.mtime_ns = (int64_t)s * 1000000000;
+        else
+            p->cur.mtime_ns = (int64_t)s * 1000000000;
         return;
     }
     default: return;
@@ -268,20 +269,12 @@ static int emit(const zf_s3list_page *pg, size_t skip, zf_store_list_fn fn, void
     for (size_t i = 0; i < pg->n; i++) {
         zf_s3list_item *it = &pg->items[i];
         (*seen)++;
-        if (strlen(it->key) <= skip || (!it->prefix && !it->size && also_prefix(pg, it->key)))
+        if (!it->prefix && !it->size && also_prefix(pg, it->key))
             continue;
-        char *name = it->key + skip;
-        size_t len = strlen(name);
-        if (it->prefix && name[len - 1] == '/')
-            name[--len] = '\0';
-        if (!len || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-            continue;
-        zf_store_entry e = {.name = name};
-        if (it->prefix)
-            e.stamp.kind = ZF_STORE_DIR;
-        else
-            zf_stamp_object(&e.stamp, it->size, it->mtime_ns, it->etag);
-        int stop = fn(ctx, &e);
+        zf_stamp st = {.kind = ZF_STORE_DIR};
+        if (!it->prefix)
+            zf_stamp_object(&st, it->size, it->mtime_ns, it->etag);
+        int stop = zf_store_list_key(it->key, skip, &st, fn, ctx);
         if (stop)
             return stop;
     }

@@ -159,23 +159,6 @@ static void az_credentials(const zf_store *s, char *out, size_t cap)
 
 static const zf_store_ops az_ops = {az_close, az_read, az_read_many, az_stamp, zf_azi_list};
 
-/* the page size: o's, else $ZF_AZ_MAX_RESULTS, else the largest */
-static int max_results(const zf_az_opts *o, unsigned *out, char *err, size_t errcap)
-{
-    unsigned long v = o->max_results;
-    const char *e = getenv("ZF_AZ_MAX_RESULTS");
-    if (!v && e && *e) {
-        char *end;
-        v = strtoul(e, &end, 10);
-        if (*end || !v)
-            v = ZF_AZ_MAX_RESULTS + 1;
-    }
-    if (v > ZF_AZ_MAX_RESULTS)
-        return ERR(ZF_EINVAL, "maxresults: 1 to %u", ZF_AZ_MAX_RESULTS);
-    *out = v ? (unsigned)v : ZF_AZ_MAX_RESULTS;
-    return ZF_OK;
-}
-
 /* a container name as Azure allows: 3 to 63 lower-case letters, digits, '-' */
 static int container_ok(const char *c)
 {
@@ -193,7 +176,8 @@ static int az_new(const char *container, const char *prefix, const zf_az_opts *o
     if (!container_ok(container))
         return ERR(ZF_EINVAL, "container name %s: 3 to 63 lower-case letters, digits and '-'",
                    container);
-    int rc = max_results(o, &a->max_results, err, errcap);
+    int rc = zf_store_page_size(o->max_results, "ZF_AZ_MAX_RESULTS", ZF_AZ_MAX_RESULTS,
+                                &a->max_results, err, errcap);
     if (rc == ZF_OK)
         rc = zf_azi_conf_load(o, &a->conf, err, errcap);
     while (*prefix == '/')

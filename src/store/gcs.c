@@ -282,23 +282,6 @@ static void gcs_credentials(const zf_store *s, char *out, size_t cap)
 
 static const zf_store_ops gcs_ops = {gcs_close, gcs_read, gcs_read_many, gcs_stamp, zf_gcsi_list};
 
-/* the page size: o's, else $ZF_GCS_MAX_RESULTS, else the largest */
-static int max_results(const zf_gcs_opts *o, unsigned *out, char *err, size_t errcap)
-{
-    unsigned long v = o->max_results;
-    const char *e = getenv("ZF_GCS_MAX_RESULTS");
-    if (!v && e && *e) {
-        char *end;
-        v = strtoul(e, &end, 10);
-        if (*end || !v)
-            v = ZF_GCS_MAX_RESULTS + 1;
-    }
-    if (v > ZF_GCS_MAX_RESULTS)
-        return ERR(ZF_EINVAL, "maxResults: 1 to %u", ZF_GCS_MAX_RESULTS);
-    *out = v ? (unsigned)v : ZF_GCS_MAX_RESULTS;
-    return ZF_OK;
-}
-
 /* may a token go to the endpoint?  https, or http to a loopback address */
 static int secure_endpoint(const char *endpoint)
 {
@@ -345,7 +328,8 @@ static int gcs_new(const char *bucket, const char *prefix, const zf_gcs_opts *o,
         return ZF_ENOMEM;
     *out = g;
     g->can_list = 1;
-    int rc = max_results(o, &g->max_results, err, errcap);
+    int rc = zf_store_page_size(o->max_results, "ZF_GCS_MAX_RESULTS", ZF_GCS_MAX_RESULTS,
+                                &g->max_results, err, errcap);
     if (rc == ZF_OK)
         rc = place(g, bucket, prefix, o->endpoint ? o->endpoint : GCS_ORIGIN);
     if (rc == ZF_OK && o->user_project) {

@@ -214,59 +214,42 @@ static int emit(const zf_gcs_page *pg, size_t skip, zf_store_list_fn fn, void *c
     for (size_t i = 0; i < pg->n; i++) {
         const zf_gcs_item *it = &pg->items[i];
         (*seen)++;
-        if (strlen(it->name) <= skip)
-            continue; /* the prefix itself (a "directory placeholder" object) */
-        char *name = it->name + skip;
-        size_t len = strlen(name);
-        if (it->prefix && name[len - 1] == '/')
-            name[--len] = '\0';
-        if (!len || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-            continue; /* "a//b", "a/./b": no name a directory may hold */
-        zf_store_entry e = {.name = name};
-        if (it->prefix)
-            e.stamp.kind = ZF_STORE_DIR;
-        else
-            zf_stamp_object(&e.stamp, it->size, it->mtime_ns, it->generation);
-        int stop = fn(ctx, &e);
+        zf_stamp st = {.kind = ZF_STORE_DIR};
+        if (!it->prefix)
+            zf_stamp_object(&st, it->size, it->mtime_ns, it->generation);
+        int stop = zf_store_list_key(it->name, skip, &st, fn, ctx);
         if (stop)
             return stop;
     }
     return ZF_OK;
 }
 
-/* page number pages of a listing failed: say which (the first has no number) */
-static int page_failed(int rc, unsigned pages, const char *why, char *err, size_t errcap)
+/* every page under full, each handed to fn (NULL: stop at the first page
+ * with an entry); *status: the first answer's HTTP status (may be NULL) */
+static int walk(const gcs *g, const char *full, unsigned max, zf_store_list_fn fn, void *ctx,
+                size_t *seen, long *status, char *err, size_t errcap)
 {
-    if (pages)
-        return ERR(rc, "page %u of the listing: %s", pages + 1, why);
-    return ERR(rc, "%s", why);
-}
-
-int zf_gcsi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                 void *ctx, char *err, size_t errcap)
-{
-    const gcs *g = s->impl;
-    if (!g->can_list)
-        return ZF_EUNSUPPORTED;
-    char *full = full_prefix(g, prefix), *token = NULL;
-    if (!full)
-        return ZF_ENOMEM;
     zf_store_buf buf = {0};
-    size_t seen = 0;
+    char *token = NULL;
     int rc = ZF_OK;
     for (unsigned pages = 0;; pages++) {
         zf_gcs_page pg = {0};
         char why[ZF_GCSI_ERR + 80] = "more than a million pages";
-        rc = pages < PAGES_MAX ? zf_gcsi_list_page(g, full, token, g->max_results, &buf, &pg,
-                                                   why, sizeof why, NULL)
+        rc = pages < PAGES_MAX ? zf_gcsi_list_page(g, full, token, max, &buf, &pg, why, sizeof why,
+                                                   pages ? NULL : status)
                                : ZF_EIO;
-        if (rc != ZF_OK) /* a 404 after pages came: not "nothing there" */
-            rc = page_failed(rc == ZF_ENOTFOUND && pages ? ZF_EIO : rc, pages, why, err, errcap);
-        if (rc == ZF_OK)
-            rc = emit(&pg, strlen(full), fn, ctx, &seen);
-        int more = rc == ZF_OK && pg.next_token;
+        if (rc != ZF_OK && pages) /* a 404 after pages came: not "nothing there" */
+            rc = ERR(rc == ZF_ENOTFOUND ? ZF_EIO : rc, "page %u of the listing: %s", pages + 1, why);
+        else if (rc != ZF_OK)
+            rc = ERR(rc, "%s", why);
+        if (rc == ZF_OK && fn)
+            rc = emit(&pg, strlen(full), fn, ctx, seen);
+        else if (rc == ZF_OK)
+            *seen += pg.n;
+        /* an empty page with a token (GCS sends them): nothing known yet */
+        int more = rc == ZF_OK && pg.next_token && (fn || !*seen);
         if (more && token && !strcmp(token, pg.next_token)) {
-            rc = page_failed(ZF_EIO, pages, "the same page token again", err, errcap);
+            rc = ERR(ZF_EIO, "page %u of the listing: the same page token again", pages + 1);
             more = 0;
         }
         free(token);
@@ -278,41 +261,30 @@ int zf_gcsi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store
             break;
     }
     free(token);
-    free(full);
     free(buf.p);
-    if (rc == ZF_OK && !seen)
-        rc = ZF_ENOTFOUND; /* no object under it: no such prefix */
     return rc;
+}
+
+int zf_gcsi_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
+                 void *ctx, char *err, size_t errcap)
+{
+    const gcs *g = s->impl;
+    if (!g->can_list)
+        return ZF_EUNSUPPORTED;
+    char *full = full_prefix(g, prefix);
+    if (!full)
+        return ZF_ENOMEM;
+    size_t seen = 0;
+    int rc = walk(g, full, g->max_results, fn, ctx, &seen, NULL, err, errcap);
+    free(full);
+    return rc == ZF_OK && !seen ? ZF_ENOTFOUND : rc; /* no object under it: no such prefix */
 }
 
 int zf_gcsi_any(const gcs *g, const char *full, long *status, char *err, size_t errcap)
 {
-    zf_store_buf buf = {0};
-    char *token = NULL;
-    int rc = ZF_OK;
-    for (unsigned pages = 0;; pages++) {
-        zf_gcs_page pg = {0};
-        if (pages == PAGES_MAX) {
-            rc = ERR(ZF_EIO, "objects.list: more than %u pages", PAGES_MAX);
-            break;
-        }
-        rc = zf_gcsi_list_page(g, full, token, 1, &buf, &pg, err, errcap, pages ? NULL : status);
-        if (rc == ZF_OK && !pg.n && !pg.next_token)
-            rc = ZF_ENOTFOUND; /* the listing is complete, and empty */
-        else if (rc == ZF_OK && !pg.n && token && !strcmp(token, pg.next_token))
-            rc = ERR(ZF_EIO, "objects.list: the same page token again");
-        int more = rc == ZF_OK && !pg.n; /* an empty page with a token: not yet known */
-        free(token);
-        token = more ? pg.next_token : NULL;
-        if (more)
-            pg.next_token = NULL;
-        zf_gcs_page_free(&pg);
-        if (!more)
-            break;
-    }
-    free(token);
-    free(buf.p);
-    return rc;
+    size_t seen = 0;
+    int rc = walk(g, full, 1, NULL, NULL, &seen, status, err, errcap);
+    return rc == ZF_OK && !seen ? ZF_ENOTFOUND : rc;
 }
 
 int zf_gcsi_dir_stamp(const gcs *g, const char *key, zf_stamp *st, char *err, size_t errcap)

@@ -217,6 +217,20 @@ zf_fp zf_stamp_digest(const zf_stamp *st);
  * tag NULL or "": none. */
 void zf_stamp_object(zf_stamp *st, uint64_t size, int64_t mtime_ns, const char *tag);
 
+/* Hand fn the entry a listed object key names under a listed prefix of
+ * skip bytes (remote stores' listings): the name after the prefix (a common
+ * prefix's trailing '/' cut off: key is changed), with stamp st (kind DIR
+ * for a common prefix).  Nothing is handed over for the prefix itself (a
+ * "directory marker" object) nor for a name no directory may hold ("",
+ * ".", "..", one with a '/': keys such as "a//b").  Returns fn's value, or 0. */
+int zf_store_list_key(char *key, size_t skip, const zf_stamp *st, zf_store_list_fn fn, void *ctx);
+
+/* The page size of a remote store's listings: given, else the number in
+ * the environment variable var (tests of paging), else max; ZF_EINVAL (the
+ * bound in err) when that is not in 1..max. */
+int zf_store_page_size(unsigned given, const char *var, unsigned max, unsigned *out, char *err,
+                       size_t errcap);
+
 /* Digest of the version a stamp identifies: zf_stamp_digest, but for a stamp
  * with a version tag (an ETag) only its kind, size and tag count, so the same
  * object seen by a listing and by a GET or HEAD (whose Last-Modified may

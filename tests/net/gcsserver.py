@@ -227,12 +227,7 @@ class Handler(BaseHandler):
         data, gen = OBJECTS[name]
         hdrs = [("x-goog-generation", str(gen)), ("x-goog-metageneration", "1"),
                 ("ETag", '"CK%dEAE="' % gen), ("Last-Modified", email.utils.formatdate(MTIME, usegmt=True))]
-        m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
-        if m and int(m.group(1)) < len(data):
-            a, b = int(m.group(1)), min(int(m.group(2)), len(data) - 1)
-            hdrs.append(("Content-Range", "bytes %d-%d/%d" % (a, b, len(data))))
-            return self.answer(206, data[a:b + 1], hdrs)
-        self.answer(200, data, hdrs)
+        self.answer_ranged(data, hdrs)
 
 
 def main():
