@@ -4,7 +4,8 @@
 # ranged), behind tokens its own OAuth endpoint issues for a JWT it verifies
 # against the test key's public half, or for a refresh token, or from its
 # metadata server.  Application Default Credentials in Google's order; tokens
-# that live 20 s refreshed ahead of their expiry; requester pays (userProject);
+# that live 20 s refreshed ahead of their expiry, and fetched again when the
+# server refuses one (401); requester pays (userProject);
 # anonymous only when no credentials exist.  Every .txt/.csv byte for byte as
 # the local mount of the same store; no secret in the log (debug), .info, the
 # mount table or argv.
@@ -62,10 +63,10 @@ no_gcs_secret() {
     ((n > 0)) || fail "the server issued no token"
 }
 
-@test "gcs: a service account key (GOOGLE_APPLICATION_CREDENTIALS): listed page by page (empty pages too), byte for byte as local; tokens of 20 s refreshed ahead; no secret anywhere" {
+@test "gcs: a service account key (GOOGLE_APPLICATION_CREDENTIALS): listed page by page (empty pages too), byte for byte as local; tokens of 20 s refreshed ahead, a revoked one (401) fetched anew; no secret anywhere" {
     export GOOGLE_APPLICATION_CREDENTIALS=$KEYS/sa.json ZF_GCS_MAX_RESULTS=2
     rm_mount_local g3.zarr
-    local issued0 t0 f
+    local issued0 t0 f revoked=0
     issued0=$(ctl issued)
     zf_mount gs://zarr/g3.zarr -o "endpoint=$GCS_URL" -o log_level=debug -o timeout=1
     t0=$SECONDS
@@ -74,11 +75,16 @@ no_gcs_secret() {
         || fail "the log does not name the source: $(grep -i credential "$ZF_LOG")"
     grep -qx "credentials: service account $SA_EMAIL (GOOGLE_APPLICATION_CREDENTIALS)" "$ZF_MNT/v3_plain.info" \
         || fail ".info does not name the source: $(cat "$ZF_MNT/v3_plain.info")"
-    # the re-check lists the store every second; the token is fetched again ahead
+    # the re-check lists the store every second; the token is fetched again
+    # ahead; once the server revokes the tokens (after 8 s), a 401 fetches a new
+    # one and the request is tried again
     while ((SECONDS - t0 < 22)); do
         for f in "$ZF_MNT"/*.info; do zf_t cat "$f" >/dev/null || fail "reading $f failed at $((SECONDS - t0)) s"; done
+        ((SECONDS - t0 >= 8 && !revoked)) && { ctl revoke >/dev/null; revoked=1; }
         sleep 1
     done
+    grep -q "credentials from service account $SA_EMAIL (GOOGLE_APPLICATION_CREDENTIALS) were rejected as expired; fetching new ones" "$ZF_LOG" \
+        || fail "no refresh after the revocation: $(grep -i credential "$ZF_LOG")"
     (($(ctl issued) - issued0 >= 2)) || fail "no token refreshed in 22 s"
     grep -q "credentials: refreshed from service account $SA_EMAIL" "$ZF_LOG" || fail "no refresh in the log"
     [[ $(ctl expired) == 0 ]] || fail "$(ctl expired) requests were sent with an expired token"

@@ -24,6 +24,8 @@ Prints its port on one line, then serves until killed.
              userProject=zf-billing).  The objects are the files under ROOT.
              A token is valid for S seconds (--ttl, default 3600) after issue: then
              401 as GCS answers an expired one.
+  GET /_ctl/revoke: every token issued so far is refused from now on (401, as for a
+  revoked or expired one).
   GET /_ctl/secrets: every access token issued, one a line; /_ctl/issued: how many;
   /_ctl/expired: requests refused for an expired token; /_ctl/fail/1 (or 0): the
   token sources answer 500 (or work again).
@@ -49,6 +51,7 @@ from awsproto import BaseHandler
 GOOGLE_AUD = "https://oauth2.googleapis.com/token"
 LOCK = threading.Lock()
 TOKENS = {}      # access token -> expiry (epoch s)
+ISSUED = []      # every access token issued (revoked ones too)
 STATE = {"issued": 0, "expired": 0, "fail": False}
 OBJECTS = {}     # name -> (bytes, generation)
 MTIME = 1796119200  # 2026-12-01T10:00:00Z
@@ -69,6 +72,7 @@ def issue():
     with LOCK:
         STATE["issued"] += 1
         TOKENS[tok] = time.time() + ARGS.ttl
+        ISSUED.append(tok)
     return json.dumps({"access_token": tok, "expires_in": ARGS.ttl, "token_type": "Bearer"}).encode()
 
 
@@ -140,7 +144,11 @@ class Handler(BaseHandler):
                 return self.answer(200, b"ok")
             if what == "secrets":
                 with LOCK:
-                    return self.answer(200, "".join(t + "\n" for t in TOKENS).encode())
+                    return self.answer(200, "".join(t + "\n" for t in ISSUED).encode())
+            if what == "revoke":
+                with LOCK:
+                    TOKENS.clear()
+                return self.answer(200, b"ok")
             return self.answer(200, str(STATE[what]).encode())
         if raw.startswith("/computeMetadata/v1/instance/service-accounts/default/"):
             return self.metadata(raw.rsplit("/", 1)[1])

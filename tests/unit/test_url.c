@@ -1,5 +1,5 @@
 /* test_url.c - the STORE argument: local paths, http(s) URLs (hosts, IPv6
- * literals, ports, paths), s3:// and gs://, what is refused and why, and
+ * literals, ports, paths), s3://, gs:// and az://, what is refused and why, and
  * object URLs with %-encoded keys. */
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +58,9 @@ static void test_parse(void)
     ok("s3://my.bucket/a/b/", ZF_URL_S3, "my.bucket", 0, "a/b");
     ok("s3://b/%41", ZF_URL_S3, "b", 0, "%41");
     ok("gs://weatherbench2/datasets/era5/x.zarr", ZF_URL_GS, "weatherbench2", 0, "datasets/era5/x.zarr");
+    ok("az://data/era5/x.zarr", ZF_URL_AZ, "data", 0, "era5/x.zarr");
+    ok("abfs://data/x.zarr/", ZF_URL_AZ, "data", 0, "x.zarr");
+    ok("ABFSS://data", ZF_URL_AZ, "data", 0, "");
     /* refused */
     bad("ftp://h/x", "unsupported scheme ftp://");
     bad("file:///x", "unsupported scheme file://");
@@ -71,6 +74,7 @@ static void test_parse(void)
     bad("http://", "no host");
     bad("s3://", "no bucket");
     bad("gs:///x", "no bucket");
+    bad("az://c@acct.dfs.core.windows.net/x", "credentials never go");
     bad("http://h:/x", "bad port");
     bad("http://h:0/x", "bad port");
     bad("http://h:65536/x", "bad port");
