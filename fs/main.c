@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "options.h"
@@ -227,6 +229,37 @@ static int serve_mounted(struct fuse_session *se, const struct fuse_cmdline_opts
     return rc;
 }
 
+/* The signals that stop the daemon: libfuse's handlers end the session
+ * loop, which then waits for the requests in flight; ours first abandons
+ * every wait for the store (base/deadline.h), so that they end at once and
+ * the daemon unmounts within moments, whatever the servers do. */
+static const int stop_signals[] = {SIGHUP, SIGINT, SIGTERM};
+static struct sigaction fuse_stop_action[3];
+
+static void on_stop_signal(int sig)
+{
+    zf_deadline_cancel_all();
+    for (unsigned i = 0; i < 3; i++)
+        if (stop_signals[i] == sig && fuse_stop_action[i].sa_handler != SIG_DFL &&
+            fuse_stop_action[i].sa_handler != SIG_IGN)
+            fuse_stop_action[i].sa_handler(sig);
+}
+
+/* put on_stop_signal in front of libfuse's handlers (after
+ * fuse_set_signal_handlers); restore (before fuse_remove_signal_handlers) */
+static void chain_stop_signals(int restore)
+{
+    for (unsigned i = 0; i < 3; i++) {
+        if (restore) {
+            sigaction(stop_signals[i], &fuse_stop_action[i], NULL);
+            continue;
+        }
+        struct sigaction sa = {.sa_handler = on_stop_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(stop_signals[i], &sa, &fuse_stop_action[i]);
+    }
+}
+
 /* run the session until unmounted or signalled; the exit status */
 static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
 {
@@ -236,11 +269,13 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     fs->se = se;
     int rc = 1;
     if (fuse_set_signal_handlers(se) == 0) {
+        chain_stop_signals(0);
         if (fuse_session_mount(se, o->mountpoint) == 0) {
             rc = serve_mounted(se, o, fs) < 0 ? 1 : 0; /* a signal ends the loop normally */
             fuse_session_unmount(se);
             zf_log_info("%s unmounted", o->mountpoint);
         }
+        chain_stop_signals(1);
         fuse_remove_signal_handlers(se);
     }
     fuse_session_destroy(se);

@@ -28,6 +28,8 @@ typedef struct zf_net_xfer {
     int64_t deadline;          /* monotonic ms: the request's budget ends */
     int by_request;            /* deadline is the calling thread's request deadline
                                 * (base/deadline.h), earlier than its own budget */
+    const int *cancel;         /* the calling thread's request's cancellation flag
+                                * (base/deadline.h: zf_deadline_flag), or NULL */
     int64_t due;               /* monotonic ms: next attempt not before */
     /* the current response (reset by zf_net_resp_reset before each attempt) */
     long status;               /* of the latest status line */

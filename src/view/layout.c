@@ -3,11 +3,13 @@
  * layout_pass.c, reading in layout_read.c). */
 #include "view/layout.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "view/idxcache.h"
@@ -87,7 +89,7 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     l->threads = opts->threads ? opts->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
     pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
+    zf_deadline_cond_init(&l->cv); /* readers wait for the pass until their deadline */
     return l;
 }
 
@@ -368,10 +370,13 @@ static int load_or_build(zf_layout *l)
 int zf_layout_ensure_sized(zf_layout *l)
 {
     pthread_mutex_lock(&l->mu);
-    while (l->state == SIZING)
-        pthread_cond_wait(&l->cv, &l->mu);
-    int rc = ZF_OK;
-    if (l->state == UNSIZED) {
+    int late = 0;
+    while (l->state == SIZING && !late) /* another reader's pass: until our deadline */
+        late = zf_deadline_wait(&l->cv, &l->mu) == ETIMEDOUT && l->state == SIZING;
+    int rc = late ? ZF_ETIMEDOUT : ZF_OK;
+    if (l->state == UNSIZED && zf_deadline_spent()) {
+        rc = ZF_ETIMEDOUT; /* a cancelled request starts no pass */
+    } else if (l->state == UNSIZED) {
         l->state = SIZING;
         pthread_mutex_unlock(&l->mu);
         rc = load_or_build(l);
@@ -424,33 +429,65 @@ static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
     zf_sbuf_add(sb, "\n", 1);
 }
 
-/* build the .info text once (a failure is not kept: the next call tries again) */
-int zf_layout_ensure_info(zf_layout *l)
+/* build the .info text (again, when fresh: the last one said something was
+ * not known yet); lock held.  A failure is not kept: the next call tries
+ * again (the last text, if any, stays) */
+static int build_info(zf_layout *l, int fresh)
+{
+    if (l->info && !(fresh && !l->info_final))
+        return ZF_OK;
+    zf_sbuf sb = {0};
+    int final = 0;
+    int rc = zf_info_text(l->a, l->name, l->text, &sb, &final);
+    csv_labels_line(l, &sb);
+    char *text = rc || sb.failed ? NULL : sb.data ? sb.data : calloc(1, 1);
+    if (!text) {
+        free(sb.data);
+        return l->info ? ZF_OK : rc ? rc : ZF_ENOMEM; /* keep the last text */
+    }
+    free(l->info);
+    l->info = text;
+    l->info_len = sb.len;
+    l->info_final = final;
+    return ZF_OK;
+}
+
+int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_t *got)
 {
     pthread_mutex_lock(&l->mu);
-    int rc = ZF_OK;
-    if (!l->info) {
-        zf_sbuf sb = {0};
-        rc = zf_info_text(l->a, l->name, l->text, &sb);
-        csv_labels_line(l, &sb);
-        if (rc || sb.failed)
-            free(sb.data);
-        else {
-            l->info_len = sb.len;
-            l->info = sb.data ? sb.data : calloc(1, 1);
-        }
-        rc = rc ? rc : l->info ? ZF_OK : ZF_ENOMEM;
+    int rc = build_info(l, 0);
+    *got = 0;
+    if (rc == ZF_OK && off < l->info_len) {
+        *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
+        memcpy(buf, l->info + off, *got);
     }
     pthread_mutex_unlock(&l->mu);
     return rc;
 }
 
+int zf_layout_info_refresh(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    int rc = build_info(l, 1);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+int zf_layout_info_final(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    int final = l->info && l->info_final;
+    pthread_mutex_unlock(&l->mu);
+    return final;
+}
+
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
 {
-    if (v == ZF_VIEW_INFO) {
-        int rc = zf_layout_ensure_info(l);
-        if (rc == ZF_OK)
-            *size = l->info_len;
+    if (v == ZF_VIEW_INFO) { /* what is known now: the text again if it was not final */
+        pthread_mutex_lock(&l->mu);
+        int rc = build_info(l, 1);
+        *size = l->info_len;
+        pthread_mutex_unlock(&l->mu);
         return rc;
     }
     int rc = zf_layout_ensure_sized(l);

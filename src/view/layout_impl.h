@@ -34,7 +34,8 @@ struct zf_layout {
     char *name;
     char *index_dir;              /* NULL: indexes are not persisted */
     zf_format format;
-    char *info;                   /* the .info text, built on first use */
+    char *info;                   /* the .info text, built on first use (under mu) */
+    int info_final;               /* info tells nothing "not known yet" (info.h) */
     /* labelled .csv (labels.h), set up with the first size; lab NULL: index columns */
     zf_labsrc *srcs;              /* where the label columns come from (owned array) */
     unsigned nsrcs;
@@ -80,7 +81,8 @@ int zf_layout_ensure_sized(zf_layout *l);
  * x, its value column in mode (layout_read.c). */
 uint64_t zf_layout_lab_len(const zf_layout *l, const uint64_t *c, int64_t x, zf_pdmode mode);
 
-/* Build the .info text once; ZF_OK or ZF_ENOMEM. */
-int zf_layout_ensure_info(zf_layout *l);
+/* Copy up to len bytes of the .info text from off into buf (*got of them),
+ * building it on first use; ZF_OK or ZF_ENOMEM. */
+int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_t *got);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/deadline.h"
 #include "base/digits.h"
 #include "base/err.h"
 #include "layout_impl.h"
@@ -47,6 +48,7 @@ typedef struct pass {
     uint64_t next;       /* next chunk (or shard) to measure (atomic) */
     int rc;              /* first fatal error (atomic) */
     unsigned reserve;    /* chunks of cache room the workers' own buffers count for */
+    zf_deadline_ctx ctx; /* the request the pass runs for: its cancellation ends the pass */
 } pass;
 
 /* add one block's text lengths to the index (blocks are shared by threads) */
@@ -308,8 +310,8 @@ int zf_layout_measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, zf_pass
     } else {
         rc = zf_array_decode(l->a, ci, s->values, &s->raw, &own);
     }
-    if (rc == ZF_ENOMEM || transient(rc))
-        return rc; /* the pass fails: nothing about the size is kept */
+    if (rc == ZF_ENOMEM || transient(rc) || (rc && zf_deadline_spent()))
+        return rc; /* the pass fails (also when cancelled): nothing about the size is kept */
     if (rc != ZF_OK) {
         if ((rc = mark_bad(l, ci)))
             return rc;
@@ -418,6 +420,15 @@ static void *pass_worker(void *arg)
     return NULL;
 }
 
+/* a helper thread of the pass: works under the request's cancellation */
+static void *pass_helper(void *arg)
+{
+    zf_deadline_restore(((pass *)arg)->ctx);
+    pass_worker(arg);
+    zf_deadline_clear();
+    return NULL;
+}
+
 /* workers of the size pass: one per CPU (opts->threads); for a remote store
  * as many as it keeps requests in flight (zf_store.parallel), at most
  * ZF_PASS_MAX_THREADS, and beyond the CPU count only as many as the cache
@@ -469,9 +480,9 @@ int zf_layout_run_pass(zf_layout *l)
     if (nt > l->nchunks)
         nt = l->nchunks ? (unsigned)l->nchunks : 1;
     pass p = {.l = l, .reserve = 2 * nt, /* each: a decoded chunk, its stored bytes */
-              .by_shard = l->by_shard};
+              .by_shard = l->by_shard, .ctx = zf_deadline_save()};
     for (unsigned i = 1; i < nt; i++)
-        if (pthread_create(&tid[started], NULL, pass_worker, &p) == 0)
+        if (pthread_create(&tid[started], NULL, pass_helper, &p) == 0)
             started++;
     pass_worker(&p);
     for (unsigned i = 0; i < started; i++)

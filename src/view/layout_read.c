@@ -441,14 +441,8 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
                         size_t *got, zf_cursor *cursor)
 {
     *got = 0;
-    if (v == ZF_VIEW_INFO) {
-        int rc = zf_layout_ensure_info(l);
-        if (rc == ZF_OK && off < l->info_len) {
-            *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
-            memcpy(buf, l->info + off, *got);
-        }
-        return rc;
-    }
+    if (v == ZF_VIEW_INFO)
+        return zf_layout_info_read(l, off, buf, len, got);
     int rc = zf_layout_ensure_sized(l);
     if (rc)
         return rc;

@@ -297,6 +297,59 @@ static void test_request_deadline(void)
     zf_net_close(net);
 }
 
+/* a request cancelled (base/deadline.h) from another thread: its attempt in
+ * flight and the one queued behind it on the only connection end within the
+ * poll period, far before the budget; the other thread's request without a
+ * cancellation is untouched; the next request of the thread runs again */
+typedef struct canceller {
+    zf_net *net;
+    uint64_t ticket;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+    canceller *c = arg;
+    wait_attempt(c->net, 0); /* its first attempt is in flight */
+    nanosleep(&(struct timespec){0, 300000000}, NULL);
+    zf_deadline_cancel(c->ticket);
+    return NULL;
+}
+
+static void test_cancel(void)
+{
+    zf_net *net;
+    char err[200], err2[200], u[256];
+    zf_net_opts o = {.connections = 1, .retries = 4, .timeout_ms = 5000, .budget_ms = 20000};
+    CHECK(zf_net_open(&o, &net, err, sizeof err) == ZF_OK, "open: %s", err);
+    uint8_t buf[200];
+    url(u, sizeof u, "/stall/100");
+    zf_net_req r[2] = {
+        {.url = u, .len = 100, .buf = buf, .cap = 100, .err = err, .errcap = sizeof err},
+        {.url = u, .len = 100, .buf = buf + 100, .cap = 100, .err = err2, .errcap = sizeof err2}};
+    canceller c = {.net = net, .ticket = zf_deadline_begin(ZF_DEADLINE_NONE)};
+    pthread_t t;
+    int started = pthread_create(&t, NULL, cancel_later, &c) == 0;
+    double t0 = now_s();
+    CHECK(zf_net_run(net, r, 2) == ZF_EIO, "cancelled: EIO");
+    double dt = now_s() - t0;
+    if (started)
+        pthread_join(t, NULL);
+    CHECK(started && dt >= 0.25 && dt < 1.5, "ended at the cancel, not at the budget: %.2f s", dt);
+    CHECK(r[0].attempts == 1 && strstr(err, "cancelled"), "in flight: cut (%s, %u attempts)", err,
+          r[0].attempts);
+    CHECK(r[1].attempts == 0 && strstr(err2, "cancelled") && strstr(err2, "before an attempt"),
+          "queued: never started (%s)", err2);
+    zf_deadline_end();
+    char ok_url[256];
+    url(ok_url, sizeof ok_url, "/data/100");
+    r[0] = (zf_net_req){.url = ok_url, .len = 100, .buf = buf, .cap = 100, .err = err,
+                        .errcap = sizeof err};
+    zf_deadline_begin(ZF_DEADLINE_NONE);
+    CHECK(zf_net_run(net, r, 1) == ZF_OK && same(buf, 100, 0, 100), "a new request runs: %s", err);
+    zf_deadline_end();
+    zf_net_close(net);
+}
+
 /* many threads at once through few connections */
 typedef struct worker {
     zf_net *net;
@@ -378,6 +431,7 @@ int main(void)
     zf_net_close(net);
     test_budget();
     test_request_deadline();
+    test_cancel();
     test_threads();
     zf_net_opts bad = {.cafile = "/nonexistent/ca.pem"};
     CHECK(zf_net_open(&bad, &net, err, sizeof err) == ZF_EINVAL && strstr(err, "cafile"), "cafile: %s", err);
