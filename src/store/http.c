@@ -225,6 +225,13 @@ static int http_list(const zf_store *s, const char *prefix, unsigned flags, zf_s
     return ZF_EUNSUPPORTED;
 }
 
+/* a bearer token's file, when the store has one */
+static void http_credentials(const zf_store *s, char *out, size_t cap)
+{
+    if (impl(s)->tok)
+        snprintf(out, cap, "bearer token (file %s)", impl(s)->tok->path);
+}
+
 static const zf_store_ops http_ops = {
     .close = http_close,
     .read = http_read,
@@ -281,6 +288,7 @@ int zf_store_open_http(const char *origin, const char *prefix, const char *name,
     s->parallel = zf_net_connections(h->net);
     s->budget_ms = zf_net_budget_ms(h->net);
     s->remote = 1;
+    s->credentials = http_credentials;
     *out = s;
     return ZF_OK;
 }

@@ -9,13 +9,12 @@
 
 #include "base/err.h"
 #include "base/sbuf.h"
+#include "store/azure.h"
+#include "store/gcs.h"
 #include "store/http.h"
 #include "store/net.h"
 #include "store/s3.h"
 #include "store/url.h"
-
-/* Google Cloud Storage's public endpoint (gs://BUCKET/PREFIX without -o endpoint=) */
-#define GCS_ORIGIN "https://storage.googleapis.com"
 
 static int fail(char *err, size_t errcap, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -81,9 +80,11 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
     int known = flag || !strcmp(name, "connections") || !strcmp(name, "retries") ||
                 !strcmp(name, "timeout_ms") || !strcmp(name, "cafile") ||
                 !strcmp(name, "endpoint") || !strcmp(name, "region") ||
-                !strcmp(name, "bearer_token_file");
+                !strcmp(name, "bearer_token_file") || !strcmp(name, "account");
     if (!known)
         return ZF_ENOTFOUND;
+    if (!strcmp(name, "requester_pays") && value) /* gs://: the project billed */
+        return set_string(&o->user_project, value);
     if (flag && value)
         return fail(err, errcap, ZF_EINVAL, "%s takes no value", name);
     if (!flag && (!value || !*value))
@@ -106,6 +107,8 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
         return set_string(&o->cafile, value);
     else if (!strcmp(name, "region"))
         return set_string(&o->region, value);
+    else if (!strcmp(name, "account"))
+        return set_string(&o->account, value);
     else {
         int rc = check_endpoint(value, err, errcap);
         return rc == ZF_OK ? set_string(&o->endpoint, value) : rc;
@@ -119,6 +122,8 @@ void zf_store_opts_free(zf_store_opts *o)
     free(o->endpoint);
     free(o->region);
     free(o->bearer_token_file);
+    free(o->user_project);
+    free(o->account);
     memset(o, 0, sizeof *o);
 }
 
@@ -132,54 +137,28 @@ static const char *remote_option(const zf_store_opts *o)
 {
     return o->connections ? "connections" : o->retries ? "retries" : o->timeout_ms ? "timeout_ms"
            : o->cafile ? "cafile" : o->endpoint ? "endpoint" : o->region ? "region"
-           : o->anonymous ? "anonymous" : o->requester_pays ? "requester_pays"
-           : o->bearer_token_file ? "bearer_token_file" : NULL;
+           : o->anonymous ? "anonymous"
+           : o->requester_pays || o->user_project ? "requester_pays"
+           : o->bearer_token_file ? "bearer_token_file" : o->account ? "account" : NULL;
 }
 
-/* origin and prefix of a gs:// store: the endpoint's (or GCS's), then the bucket */
-static int gs_place(const zf_url *u, const zf_store_opts *o, char **origin, char **prefix)
-{
-    zf_url e = {0};
-    zf_sbuf p = {0};
-    int rc = o->endpoint ? zf_url_parse(o->endpoint, &e, NULL, 0) : ZF_OK;
-    if (rc != ZF_OK)
-        return rc;
-    *origin = o->endpoint ? zf_url_origin(&e) : strdup(GCS_ORIGIN);
-    if (e.path && *e.path)
-        zf_sbuf_printf(&p, "%s/", e.path);
-    zf_sbuf_printf(&p, "%s%s%s", u->host, *u->path ? "/" : "", u->path);
-    zf_url_free(&e);
-    *prefix = p.data;
-    if (!*origin || !p.data || p.failed) {
-        free(*origin);
-        free(p.data);
-        return ZF_ENOMEM;
-    }
-    return ZF_OK;
-}
-
-/* http(s):// and gs:// */
+/* http(s):// */
 static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, zf_store **out,
                      char *err, size_t errcap)
 {
     if (o->region)
         return fail(err, errcap, ZF_EINVAL, "-o region= applies to s3:// stores only");
-    if (o->endpoint && u->kind != ZF_URL_GS)
-        return fail(err, errcap, ZF_EINVAL, "-o endpoint= applies to s3:// and gs:// stores only");
-    if (o->requester_pays)
-        return fail(err, errcap, ZF_EINVAL, "-o requester_pays applies to s3:// stores only");
+    if (o->endpoint)
+        return fail(err, errcap, ZF_EINVAL, "-o endpoint= applies to s3://, gs:// and az:// "
+                    "stores only");
+    if (o->requester_pays || o->user_project)
+        return fail(err, errcap, ZF_EINVAL, "-o requester_pays applies to s3:// and gs:// "
+                    "stores only");
     if (o->bearer_token_file && u->kind != ZF_URL_HTTPS)
         return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only "
                     "(a token never goes over plain http)");
-    char *origin = NULL, *prefix = NULL;
-    int rc;
-    if (u->kind == ZF_URL_GS) {
-        rc = gs_place(u, o, &origin, &prefix);
-    } else {
-        origin = zf_url_origin(u);
-        prefix = strdup(u->path);
-        rc = origin && prefix ? ZF_OK : ZF_ENOMEM;
-    }
+    char *origin = zf_url_origin(u), *prefix = strdup(u->path);
+    int rc = origin && prefix ? ZF_OK : ZF_ENOMEM;
     zf_net_opts no = {.connections = o->connections, .retries = o->retries,
                       .timeout_ms = o->timeout_ms, .cafile = o->cafile,
                       .netrc = u->kind == ZF_URL_HTTPS};
@@ -190,6 +169,40 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
     return rc;
 }
 
+/* gs:// (the GCS backend, store/gcs.h): Application Default Credentials,
+ * or anonymous */
+static int open_gcs(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
+                    size_t errcap)
+{
+    if (o->region)
+        return fail(err, errcap, ZF_EINVAL, "-o region= applies to s3:// stores only");
+    if (o->bearer_token_file)
+        return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only");
+    if (o->requester_pays && !o->user_project)
+        return fail(err, errcap, ZF_EINVAL, "-o requester_pays=PROJECT: a gs:// store needs the "
+                    "project billed for its requests");
+    zf_gcs_opts go = {.endpoint = o->endpoint, .anonymous = o->anonymous,
+                      .user_project = o->user_project, .note = o->note,
+                      .net = {.connections = o->connections, .retries = o->retries,
+                              .timeout_ms = o->timeout_ms, .cafile = o->cafile}};
+    return zf_store_open_gcs(u->host, u->path, &go, out, err, errcap);
+}
+
+/* az:// (the Azure Blob backend, store/azure.h) */
+static int open_azure(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
+                      size_t errcap)
+{
+    const char *bad = o->region ? "region=" : o->bearer_token_file ? "bearer_token_file"
+                      : o->requester_pays || o->user_project ? "requester_pays" : NULL;
+    if (bad)
+        return fail(err, errcap, ZF_EINVAL, "-o %s does not apply to az:// stores", bad);
+    zf_az_opts ao = {.account = o->account, .endpoint = o->endpoint, .anonymous = o->anonymous,
+                     .note = o->note,
+                     .net = {.connections = o->connections, .retries = o->retries,
+                             .timeout_ms = o->timeout_ms, .cafile = o->cafile}};
+    return zf_store_open_azure(u->host, u->path, &ao, out, err, errcap);
+}
+
 /* s3:// (the S3 backend, store/s3.h): credentials, region and endpoint as
  * the AWS CLI finds them, the options over them */
 static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
@@ -197,6 +210,8 @@ static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char
 {
     if (o->bearer_token_file)
         return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only");
+    if (o->user_project)
+        return fail(err, errcap, ZF_EINVAL, "-o requester_pays takes no value for an s3:// store");
     zf_s3_opts so = {.cred = {.region = o->region, .endpoint = o->endpoint,
                               .anonymous = o->anonymous, .cafile = o->cafile, .note = o->note},
                      .net = {.connections = o->connections, .retries = o->retries,
@@ -224,6 +239,12 @@ int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out,
         rc = fail(err, errcap, ZF_EINVAL, "-o follow_symlinks applies to local stores only");
     else if (u.kind == ZF_URL_S3)
         rc = open_s3(&u, o, out, err, errcap);
+    else if (u.kind == ZF_URL_GS)
+        rc = open_gcs(&u, o, out, err, errcap);
+    else if (u.kind == ZF_URL_AZ)
+        rc = open_azure(&u, o, out, err, errcap);
+    else if (o->account)
+        rc = fail(err, errcap, ZF_EINVAL, "-o account= applies to az:// stores only");
     else
         rc = open_http(spec, &u, o, out, err, errcap);
     zf_url_free(&u);

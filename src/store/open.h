@@ -1,5 +1,6 @@
 /* open.h - open any store from its STORE argument (url.h) and options: a
- * local directory, http(s)://, gs:// (http.h) or s3:// (s3.h). */
+ * local directory, http(s):// (http.h), gs:// (gcs.h), s3:// (s3.h) or
+ * az:// (azure.h). */
 #ifndef ZF_OPEN_H
 #define ZF_OPEN_H
 
@@ -16,16 +17,19 @@ typedef struct zf_store_opts {
     unsigned retries;        /* remote: attempts in all */
     unsigned timeout_ms;     /* remote: no progress for this long fails an attempt */
     char *cafile;            /* remote: PEM CA bundle instead of the system's */
-    char *endpoint;          /* s3, gs: the server ("http[s]://host[:port][/path]") */
+    char *endpoint;          /* s3, gs, az: the server ("http[s]://host[:port][/path]") */
     char *region;            /* s3 */
-    int anonymous;           /* s3, gs: unsigned requests, no credentials read */
-    int requester_pays;      /* s3: x-amz-request-payer: requester (signed) */
+    int anonymous;           /* s3, gs, az: unsigned requests, no credentials read */
+    int requester_pays;      /* s3: x-amz-request-payer: requester (signed); gs: with a value */
+    char *user_project;      /* gs: -o requester_pays=PROJECT, the project billed (userProject) */
+    char *account;           /* az: the storage account */
     char *bearer_token_file; /* https: a file holding a bearer token, re-read when it changes */
     zf_cred_note_fn note;    /* where credential refreshes are reported (a log); not an option */
 } zf_store_opts;
 
 /* Set the option name to value (NULL for a flag: follow_symlinks,
- * anonymous, requester_pays).  ZF_ENOTFOUND if name is no store option (the caller's, then);
+ * anonymous, requester_pays; requester_pays may also take a value, gs://'s
+ * project).  ZF_ENOTFOUND if name is no store option (the caller's, then);
  * ZF_EINVAL for a bad value, with the reason in err; ZF_ENOMEM. */
 int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char *err,
                      size_t errcap);

@@ -170,24 +170,16 @@ static void s3_close(zf_store *s)
     free(x);
 }
 
-static const zf_store_ops s3_ops = {s3_close, s3_read, s3_read_many, s3_stamp, zf_s3i_list};
-
-/* the page size: o's, else $ZF_S3_MAX_KEYS, else S3's largest */
-static int max_keys(const zf_s3_opts *o, unsigned *out, char *err, size_t errcap)
+/* the credentials' source, or anonymous */
+static void s3_credentials(const zf_store *s, char *out, size_t cap)
 {
-    unsigned long v = o->max_keys;
-    const char *e = getenv("ZF_S3_MAX_KEYS");
-    if (!v && e && *e) {
-        char *end;
-        v = strtoul(e, &end, 10);
-        if (*end || !v)
-            v = ZF_S3_MAX_KEYS + 1;
-    }
-    if (v > ZF_S3_MAX_KEYS)
-        return ERR(ZF_EINVAL, "max-keys: 1 to %u", ZF_S3_MAX_KEYS);
-    *out = v ? (unsigned)v : ZF_S3_MAX_KEYS;
-    return ZF_OK;
+    if (impl(s)->cred->cred)
+        zf_cred_describe(impl(s)->cred->cred, out, cap);
+    else
+        snprintf(out, cap, "none (anonymous)");
 }
+
+static const zf_store_ops s3_ops = {s3_close, s3_read, s3_read_many, s3_stamp, zf_s3i_list};
 
 /* the store's prefix: no leading or trailing '/', then one '/' after it */
 static char *store_prefix(const char *p)
@@ -213,7 +205,8 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
     x->can_list = 1;
     int rc = zf_s3i_bucket_check(bucket, err, errcap); /* before any file or variable is read */
     if (rc == ZF_OK)
-        rc = max_keys(o, &x->max_keys, err, errcap);
+        rc = zf_store_page_size(o->max_keys, "ZF_S3_MAX_KEYS", ZF_S3_MAX_KEYS, &x->max_keys, err,
+                                errcap);
     x->requester_pays = o->requester_pays;
     if (rc == ZF_OK)
         rc = zf_s3cred_load(&o->cred, &x->cred, err, errcap);
@@ -317,6 +310,9 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
     s->parallel = zf_net_connections(x->net);
     s->budget_ms = zf_net_budget_ms(x->net);
     s->remote = 1;
+    s->credentials = s3_credentials;
+    if (!x->cred->cred && o->cred.note)
+        o->cred.note(ZF_LOG_INFO, "credentials: none (anonymous)");
     *out = s;
     return ZF_OK;
 }

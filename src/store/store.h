@@ -139,6 +139,10 @@ struct zf_store {
     unsigned budget_ms; /* a remote store: the time one call may take with all its
                          * retries (store/net.h's B), what a front end gives a whole
                          * request (base/deadline.h); 0: no bound (a local store) */
+    /* a remote store: what authorises its requests, never a secret ("shared
+     * key (AZURE_STORAGE_KEY)", "none (anonymous)"), into out (cap bytes);
+     * NULL: nothing to say (a local store) */
+    void (*credentials)(const zf_store *s, char *out, size_t cap);
 };
 
 /* Open the local directory at path as a store; *out owns it (zf_store_close).
@@ -151,6 +155,11 @@ void zf_store_close(zf_store *s);
 
 /* The store's name for log lines (a local store: its root's absolute path). */
 const char *zf_store_path(const zf_store *s);
+
+/* What authorises a remote store's requests, as .info shows it ("instance
+ * metadata (role NAME)"; never a secret), into out; "" when the store has
+ * nothing to say (a local one). */
+void zf_store_credentials(const zf_store *s, char *out, size_t cap);
 
 /* Read the whole value of key into b, grown (realloc) when it is larger than
  * b->cap; *n gets its length.  A value larger than max bytes is refused
@@ -206,6 +215,26 @@ zf_fp zf_stamp_digest(const zf_stamp *st);
  * it has none (when the version it identifies was written, as far as the
  * store tells). */
 int64_t zf_stamp_time(const zf_stamp *st);
+
+/* The stamp of a remote object (kind FILE): size, mtime cut to whole
+ * seconds (listings and headers give it in different precisions), tag =
+ * digest of the version tag (an ETag, a generation) without W/ and quotes;
+ * tag NULL or "": none. */
+void zf_stamp_object(zf_stamp *st, uint64_t size, int64_t mtime_ns, const char *tag);
+
+/* Hand fn the entry a listed object key names under a listed prefix of
+ * skip bytes (remote stores' listings): the name after the prefix (a common
+ * prefix's trailing '/' cut off: key is changed), with stamp st (kind DIR
+ * for a common prefix).  Nothing is handed over for the prefix itself (a
+ * "directory marker" object) nor for a name no directory may hold ("",
+ * ".", "..", one with a '/': keys such as "a//b").  Returns fn's value, or 0. */
+int zf_store_list_key(char *key, size_t skip, const zf_stamp *st, zf_store_list_fn fn, void *ctx);
+
+/* The page size of a remote store's listings: given, else the number in
+ * the environment variable var (tests of paging), else max; ZF_EINVAL (the
+ * bound in err) when that is not in 1..max. */
+int zf_store_page_size(unsigned given, const char *var, unsigned max, unsigned *out, char *err,
+                       size_t errcap);
 
 /* Digest of the version a stamp identifies: zf_stamp_digest, but for a stamp
  * with a version tag (an ETag) only its kind, size and tag count, so the same

@@ -200,9 +200,12 @@ int zf_url_parse(const char *spec, zf_url *u, char *err, size_t errcap)
         u->kind = ZF_URL_S3;
     else if (sl == 2 && !strncasecmp(spec, "gs", 2))
         u->kind = ZF_URL_GS;
+    else if ((sl == 2 && !strncasecmp(spec, "az", 2)) || (sl == 4 && !strncasecmp(spec, "abfs", 4)) ||
+             (sl == 5 && !strncasecmp(spec, "abfss", 5)))
+        u->kind = ZF_URL_AZ;
     else
-        return fail(err, errcap, "unsupported scheme %.*s:// (use http://, https://, s3://, gs:// "
-                                 "or a local path)", (int)(sl > 16 ? 16 : sl), spec);
+        return fail(err, errcap, "unsupported scheme %.*s:// (use http://, https://, s3://, gs://, "
+                                 "az:// or a local path)", (int)(sl > 16 ? 16 : sl), spec);
     if (strpbrk(spec, "?#"))
         return fail(err, errcap, "query strings and fragments ('?', '#') are not allowed in a store "
                                  "URL (a '?' or '#' in a key is %%3F, %%23)");
