@@ -5,10 +5,12 @@
  * kernel forgets it, so open files keep reading (and stat-ing) their own
  * version; a generation is freed when nothing refers to it any more. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/err.h"
 #include "base/log.h"
 #include "zarrfs.h"
 
@@ -179,6 +181,25 @@ static void rebase_one(zf_ino_ent *e, void *arg)
         ent_move(c->fs, e, c->to, &c->dead);
 }
 
+/* ask the store whether what it shows moved (an Icechunk branch): 1 with
+ * *moved a store showing the new version or NULL, 0 (logged when the reason
+ * is new) if that cannot be told now */
+static int update_store(zf_fs *fs, const zf_store *from, zf_store **moved)
+{
+    static char told[256]; /* the notifier's alone */
+    char why[256] = "";
+    int rc = zf_store_update(from, moved, why, sizeof why);
+    if (rc == ZF_OK) {
+        told[0] = '\0';
+        return 1;
+    }
+    if (strcmp(told, why)) {
+        zf_log("%s: %s; keeping the last view", zf_store_path(fs->store), *why ? why : zf_strerror(rc));
+        snprintf(told, sizeof told, "%s", why);
+    }
+    return 0;
+}
+
 /* rebuild the tree; if the store changed, make the new tree current and
  * return the replaced generation (with the reference fs->cur had), else NULL.
  * Runs on the notifier thread only, the one writer of fs->cur. */
@@ -187,13 +208,20 @@ static zf_gen *check(zf_fs *fs)
     zf_tree *fresh = NULL;
     zf_layout_opts opts = *fs->opts; /* the tree reads opts only while it is built */
     opts.generation = fs->generation + 1;
-    if (zf_tree_unchanged(fs->cur->tree)) /* remote: one HEAD of the consolidated metadata */
+    const zf_store *from = zf_tree_store(fs->cur->tree);
+    zf_store *moved = NULL; /* what it follows moved: a store showing its new version */
+    if (!update_store(fs, from, &moved))
         return NULL;
-    if (zf_tree_build(fs->store, fs->cache, &opts, &fresh) != 0) {
+    if (!moved && zf_tree_unchanged(fs->cur->tree)) /* remote: one HEAD of the consolidated metadata */
+        return NULL;
+    if (zf_tree_build(moved ? moved : from, fs->cache, &opts, &fresh) != 0) {
         zf_log("the store can no longer be read; keeping the last view");
+        zf_store_close(moved);
         return NULL;
     }
-    if (!zf_tree_stale(fs->cur->tree, fresh)) {
+    if (moved) /* a new snapshot: shown, even if nothing the tree compares changed */
+        zf_tree_own_store(fresh, moved);
+    else if (!zf_tree_stale(fs->cur->tree, fresh)) {
         zf_tree_free(fresh);
         return NULL;
     }

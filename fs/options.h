@@ -20,8 +20,8 @@
 /* X(ID, KIND, ARG, DEFAULT, DESCRIPTION): the -o options zarrfs itself reads.
  * KIND is VAL (-o ID=ARG, kept as a string) or FLAG (-o ID).  DEFAULT is
  * what --help and the manual show, and for VAL options (but log, timeout and
- * the store's options of store/open.h) the value used when the option is
- * absent. */
+ * the store's options of store/open.h, the repository's included) the value
+ * used when the option is absent. */
 #define ZF_OPTIONS(X)                                                                            \
     X(format, VAL, "FORMAT", "pandas",                                                           \
       "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
@@ -62,6 +62,15 @@
       "s3:// stores: the region requests are signed for")                                        \
     X(anonymous, FLAG, "", "off",                                                                \
       "s3:// stores: send unsigned requests (public buckets) and read no credentials")          \
+    X(branch, VAL, "NAME", "main",                                                               \
+      "Icechunk repositories: the branch shown; a branch that moves is followed at the "        \
+      "re-checks")                                                                               \
+    X(tag, VAL, "NAME", "none", "Icechunk repositories: show the snapshot of this tag instead") \
+    X(snapshot, VAL, "ID", "none",                                                               \
+      "Icechunk repositories: show this snapshot (its 20-character id) instead")               \
+    X(virtual, VAL, "PREFIX[,PREFIX...]", "none",                                               \
+      "Icechunk repositories: the locations virtual chunks may be read from (file:///DIR/, "    \
+      "https://HOST/PATH/, s3://BUCKET/, gs://BUCKET/); reads of others fail with EIO")        \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \

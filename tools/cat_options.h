@@ -30,6 +30,12 @@
       "emulator)")                                                                               \
     X("-o region=NAME", "AWS_REGION, else us-east-1", "s3:// stores: the region requests are signed for") \
     X("-o anonymous", "", "s3:// stores: send unsigned requests (public buckets)")             \
+    X("-o branch=NAME", "main", "Icechunk repositories: the branch whose snapshot is read")    \
+    X("-o tag=NAME", "", "Icechunk repositories: read the snapshot of this tag instead")       \
+    X("-o snapshot=ID", "", "Icechunk repositories: read this snapshot (its 20-character id) instead") \
+    X("-o virtual=PREFIX", "none",                                                               \
+      "Icechunk repositories: the locations virtual chunks may be read from, comma-separated "  \
+      "prefixes (file:///DIR/, https://HOST/PATH/, s3://BUCKET/, gs://BUCKET/); others fail")   \
     X("-h, --help", "", "print this help and exit")                                              \
     X("-V, --version", "", "print the version and exit")
 

@@ -81,8 +81,9 @@ unsigned zf_array_read_ahead(const zf_array *a, unsigned local);
  * size and mtime, so a store moved within its file system keeps its
  * fingerprint and a copy gets a new one).  From then on a chunk whose
  * stamp differs when it is loaded fails with ZF_ESTALE instead of mixing old
- * and new data.  Call once, before the first chunk is read.  Returns 0 or
- * ZF_ENOMEM.
+ * and new data.  Call once, before the first chunk is read.  Returns 0,
+ * ZF_ENOMEM, or the error of a listing that failed (ZF_EIO: which chunks
+ * are stored is then unknown, never taken as absent).
  *
  * A remote store's stamps are its objects' versions (size and ETag: no
  * request beyond the listing; a chunk load compares the version its GET

@@ -164,8 +164,16 @@ static int dir_entry(void *arg, const zf_store_entry *e)
     return 0;
 }
 
+/* a listing's failure that says nothing of what is stored (the store could
+ * not be read): not absence */
+static int list_failed(int rc)
+{
+    return rc < 0 && rc != ZF_ENOTFOUND && rc != ZF_ECORRUPT && rc != ZF_EUNSUPPORTED;
+}
+
 /* list the directory holding the chunk at coords, calling fn for the chunks
- * in it; ZF_EUNSUPPORTED if the store cannot be listed, else ZF_OK */
+ * in it; ZF_EUNSUPPORTED if the store cannot be listed, the error if the
+ * listing failed, else ZF_OK */
 static int list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coords,
                            unsigned flags, stamp_fn fn, void *ctx)
 {
@@ -182,28 +190,32 @@ static int list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coo
         return ZF_OK;
     dir_ctx c = {a, grid, rel, fn, ctx};
     int rc = zf_store_list(a->store, key, flags, dir_entry, &c);
-    return rc == ZF_EUNSUPPORTED ? rc : ZF_OK; /* a missing directory holds no chunk */
+    return rc == ZF_EUNSUPPORTED || list_failed(rc) ? rc : ZF_OK; /* a missing directory holds no chunk */
 }
 
-/* stamp every stored chunk key one by one */
-static void stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, stamp_fn fn,
-                       void *ctx)
+/* stamp every stored chunk key one by one; the first failure that is not absence */
+static int stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, stamp_fn fn,
+                      void *ctx)
 {
     uint64_t coords[ZF_MAX_DIMS] = {0};
     char key[ZF_KEY_MAX];
     size_t plen = *a->path ? (size_t)snprintf(key, sizeof key, "%s/", a->path) : 0;
     for (uint64_t k = 0; k < total; k++) {
         zf_stamp st;
-        if (plen < sizeof key &&
-            zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK &&
-            zf_store_stamp(a->store, key, &st) == ZF_OK)
+        int rc = plen < sizeof key &&
+                 zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK
+                     ? zf_store_stamp(a->store, key, &st) : ZF_ENOTFOUND;
+        if (rc == ZF_OK)
             fn(ctx, k, &st);
+        else if (list_failed(rc))
+            return rc;
         for (unsigned d = a->meta.ndim; d-- > 0;) {
             if (++coords[d] < grid[d])
                 break;
             coords[d] = 0;
         }
     }
+    return ZF_OK;
 }
 
 /* a nested walk: the chunk directories below the array's chunk root */
@@ -215,6 +227,7 @@ typedef struct walk_ctx {
     unsigned depth;         /* the dimension the listed directory's entries stand for */
     int fail;               /* the listing was cut short (a key too long) */
     int unlisted;           /* the store cannot be listed */
+    int failed;             /* a listing failed (list_failed): its error */
     stamp_fn fn;
     void *ctx;
     unsigned flags;         /* zf_store_list's flags */
@@ -268,8 +281,11 @@ static int walk_entry(void *arg, const zf_store_entry *e)
 /* list w->key, descending into the directories of the grid it holds */
 static void walk_dir(walk_ctx *w)
 {
-    if (zf_store_list(w->a->store, w->key, w->flags, walk_entry, w) == ZF_EUNSUPPORTED)
+    int rc = zf_store_list(w->a->store, w->key, w->flags, walk_entry, w);
+    if (rc == ZF_EUNSUPPORTED)
         w->unlisted = 1; /* (a missing directory holds no chunk) */
+    else if (list_failed(rc) && !w->failed)
+        w->failed = rc;
 }
 
 /* fn for every chunk of a nested key layout (one directory level per
@@ -299,7 +315,7 @@ static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, 
     w->base = *a->path ? strlen(a->path) : 0;
     if (len >= 0 && (size_t)len < sizeof w->key)
         walk_dir(w);
-    int rc = w->unlisted ? ZF_EUNSUPPORTED : ZF_OK;
+    int rc = w->failed ? w->failed : w->unlisted ? ZF_EUNSUPPORTED : ZF_OK;
     free(w);
     return rc;
 }
@@ -308,8 +324,8 @@ static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, 
  * directory (or, for nested keys, each chunk directory that exists) is
  * listed once, with the stamps of what it holds (or only their kinds, with
  * flags ZF_LIST_KINDS); a single stored chunk is stamped alone.
- * ZF_EUNSUPPORTED if the store cannot be listed (fn then saw nothing), else
- * ZF_OK. */
+ * ZF_EUNSUPPORTED if the store cannot be listed (fn then saw nothing), the
+ * error of a listing that failed (fn saw part), else ZF_OK. */
 static int stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx)
 {
     uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid), coords[ZF_MAX_DIMS] = {0};
@@ -317,7 +333,7 @@ static int stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ct
     if (total == 0)
         return ZF_OK;
     if (total < 2)
-        stamp_each(a, grid, total, fn, ctx);
+        return stamp_each(a, grid, total, fn, ctx);
     else if (a->meta.separator == '/' && n > 1)
         return walk_nested(a, grid, flags, fn, ctx);
     else
@@ -395,11 +411,11 @@ int zf_array_snapshot(zf_array *a, zf_fp *fp)
 {
     zf_snap *s = calloc(1, sizeof *s);
     int rc = s ? stamp_stored(a, 0, take_stamp, s) : ZF_ENOMEM;
-    if (!s || s->failed || rc == ZF_EUNSUPPORTED) {
+    if (!s || s->failed || rc != ZF_OK) {
         free(s ? s->v : NULL);
         free(s);
-        if (rc != ZF_EUNSUPPORTED)
-            return ZF_ENOMEM;
+        if (rc != ZF_EUNSUPPORTED) /* a failed listing: the chunks are unknown, not absent */
+            return rc != ZF_OK ? rc : ZF_ENOMEM;
         a->unlisted = 1; /* no snapshot: keyed by the metadata's stamps (array.h) */
         pthread_mutex_lock(&a->mu);
         a->learning = 1;
@@ -506,7 +522,8 @@ int zf_array_changed(const zf_array *a)
     changed_ctx c = {__atomic_load_n(&a->snap, __ATOMIC_ACQUIRE), 0, 0};
     if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_stamp) */
         return 0;
-    stamp_stored(a, 0, compare_stamp, &c);
+    if (stamp_stored(a, 0, compare_stamp, &c) != ZF_OK)
+        return 1; /* cannot tell: a rebuild will */
     return c.changed || c.seen != c.snap->n; /* present then, gone now */
 }
 
@@ -533,8 +550,11 @@ int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, 
         return ZF_OK;
     }
     count_ctx c = {0, 0, limit};
-    if (stamp_stored(a, ZF_LIST_KINDS, count_present, &c) == ZF_EUNSUPPORTED) /* kinds suffice */
+    int rc = stamp_stored(a, ZF_LIST_KINDS, count_present, &c); /* kinds suffice */
+    if (rc == ZF_EUNSUPPORTED)
         return ZF_ENOTFOUND;
+    if (rc != ZF_OK)
+        return rc;
     if (c.listed > limit)
         return ZF_EUNSUPPORTED;
     *present = c.files;

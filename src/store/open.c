@@ -10,6 +10,7 @@
 #include "base/err.h"
 #include "base/sbuf.h"
 #include "store/http.h"
+#include "store/icechunk.h"
 #include "store/net.h"
 #include "store/s3.h"
 #include "store/url.h"
@@ -71,9 +72,22 @@ static int check_endpoint(const char *v, char *err, size_t errcap)
     return ZF_OK;
 }
 
+/* the string option of a repository called name, or NULL */
+static char **repo_option(zf_store_opts *o, const char *name)
+{
+    return !strcmp(name, "branch") ? &o->branch : !strcmp(name, "tag") ? &o->tag
+           : !strcmp(name, "snapshot") ? &o->snapshot : !strcmp(name, "virtual") ? &o->virtual_ok
+           : NULL;
+}
+
 int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char *err,
                      size_t errcap)
 {
+    char **repo = repo_option(o, name);
+    if (repo && (!value || !*value))
+        return fail(err, errcap, ZF_EINVAL, "%s needs a value (-o %s=...)", name, name);
+    if (repo)
+        return set_string(repo, value);
     int flag = !strcmp(name, "follow_symlinks") || !strcmp(name, "anonymous");
     int known = flag || !strcmp(name, "connections") || !strcmp(name, "retries") ||
                 !strcmp(name, "timeout_ms") || !strcmp(name, "cafile") ||
@@ -110,6 +124,10 @@ void zf_store_opts_free(zf_store_opts *o)
     free(o->cafile);
     free(o->endpoint);
     free(o->region);
+    free(o->branch);
+    free(o->tag);
+    free(o->snapshot);
+    free(o->virtual_ok);
     memset(o, 0, sizeof *o);
 }
 
@@ -176,14 +194,89 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
 
 /* s3:// (the S3 backend, store/s3.h): credentials, region and endpoint as
  * the AWS CLI finds them, the options over them */
-static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
-                   size_t errcap)
+static int open_s3(const zf_url *u, const zf_store_opts *o, int objects_only, zf_store **out,
+                   char *err, size_t errcap)
 {
     zf_s3_opts so = {.cred = {.region = o->region, .endpoint = o->endpoint,
                               .anonymous = o->anonymous},
                      .net = {.connections = o->connections, .retries = o->retries,
-                             .timeout_ms = o->timeout_ms, .cafile = o->cafile}};
+                             .timeout_ms = o->timeout_ms, .cafile = o->cafile},
+                     .objects_only = objects_only};
     return zf_store_open_s3(u->host, u->path, &so, out, err, errcap);
+}
+
+/* the store spec names, as it is (no repository recognised); target: a
+ * virtual chunk target's root (an s3 bucket read by key alone; the mount's
+ * remote options do not concern a local one) */
+static int open_plain(const char *spec, const zf_store_opts *o, int target, zf_store **out,
+                      char *err, size_t errcap)
+{
+    zf_url u;
+    int rc = zf_url_parse(spec, &u, err, errcap);
+    if (rc != ZF_OK)
+        return rc;
+    /* remote options apply to a local repository's remote virtual chunks too */
+    const char *remote_only = o->virtual_ok || target ? NULL : remote_option(o);
+    if (u.kind == ZF_URL_LOCAL && remote_only)
+        rc = fail(err, errcap, ZF_EINVAL, "-o %s applies to remote stores only", remote_only);
+    else if (u.kind == ZF_URL_LOCAL)
+        rc = zf_store_open_local(u.path, o->follow_symlinks, out);
+    else if (o->follow_symlinks)
+        rc = fail(err, errcap, ZF_EINVAL, "-o follow_symlinks applies to local stores only");
+    else if (u.kind == ZF_URL_S3)
+        rc = open_s3(&u, o, target, out, err, errcap);
+    else
+        rc = open_http(spec, &u, o, out, err, errcap);
+    zf_url_free(&u);
+    return rc;
+}
+
+/* the opener of a repository's virtual chunk targets: the mount's remote
+ * options (target_opts: no symlinks followed out of a local root), no
+ * repository probe */
+static int open_target(void *ctx, const char *spec, zf_store **out, char *err, size_t errcap)
+{
+    return open_plain(spec, ctx, 1, out, err, errcap);
+}
+
+/* a copy of o's remote options, for open_target (freed by free_target_ctx) */
+static zf_store_opts *target_opts(const zf_store_opts *o)
+{
+    zf_store_opts *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = (zf_store_opts){.connections = o->connections, .retries = o->retries,
+                         .timeout_ms = o->timeout_ms, .anonymous = o->anonymous};
+    if ((o->cafile && !(c->cafile = strdup(o->cafile))) ||
+        (o->endpoint && !(c->endpoint = strdup(o->endpoint))) ||
+        (o->region && !(c->region = strdup(o->region)))) {
+        zf_store_opts_free(c);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void free_target_ctx(void *ctx)
+{
+    zf_store_opts_free(ctx);
+    free(ctx);
+}
+
+/* raw (taken) as the repository it holds, at the snapshot o selects */
+static int open_repository(zf_store *raw, int layout, const zf_store_opts *o, zf_store **out,
+                           char *err, size_t errcap)
+{
+    zf_store_opts *ctx = target_opts(o);
+    if (!ctx) {
+        zf_store_close(raw);
+        return ZF_ENOMEM;
+    }
+    zf_icechunk_opts io = {.branch = o->branch, .tag = o->tag, .snapshot = o->snapshot,
+                           .virtual_ok = o->virtual_ok, .cache_bytes = o->cache_bytes,
+                           .open_target = open_target, .open_ctx = ctx,
+                           .free_ctx = free_target_ctx};
+    return zf_store_open_icechunk(raw, layout, &io, out, err, errcap);
 }
 
 int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out, char *err,
@@ -192,21 +285,21 @@ int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out,
     *out = NULL;
     if (err && errcap)
         *err = '\0';
-    zf_url u;
-    int rc = zf_url_parse(spec, &u, err, errcap);
+    zf_store *raw;
+    int rc = open_plain(spec, o, 0, &raw, err, errcap), layout;
     if (rc != ZF_OK)
         return rc;
-    const char *remote_only = remote_option(o);
-    if (u.kind == ZF_URL_LOCAL && remote_only)
-        rc = fail(err, errcap, ZF_EINVAL, "-o %s applies to remote stores only", remote_only);
-    else if (u.kind == ZF_URL_LOCAL)
-        rc = zf_store_open_local(u.path, o->follow_symlinks, out);
-    else if (o->follow_symlinks)
-        rc = fail(err, errcap, ZF_EINVAL, "-o follow_symlinks applies to local stores only");
-    else if (u.kind == ZF_URL_S3)
-        rc = open_s3(&u, o, out, err, errcap);
-    else
-        rc = open_http(spec, &u, o, out, err, errcap);
-    zf_url_free(&u);
-    return rc;
+    int repo_opts = o->branch || o->tag || o->snapshot || o->virtual_ok;
+    char why[256] = "";
+    rc = zf_icechunk_probe(raw, &layout, why, sizeof why);
+    if (rc == ZF_OK)
+        return open_repository(raw, layout, o, out, err, errcap);
+    if (repo_opts) { /* asked for a repository: say why this is none */
+        zf_store_close(raw);
+        return fail(err, errcap, ZF_EINVAL, "-o %s applies to Icechunk repositories only, and %s",
+                    o->branch ? "branch=" : o->tag ? "tag=" : o->snapshot ? "snapshot=" : "virtual=",
+                    rc == ZF_ENOTFOUND ? "this has no repo file or refs/branch.main/ref.json" : why);
+    }
+    *out = raw; /* a plain store (or one that could not say: its own reads will tell) */
+    return ZF_OK;
 }

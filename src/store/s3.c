@@ -75,6 +75,8 @@ static int s3_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
     for (size_t j = 0; rc == ZF_OK && j < k; j++) {
         zf_store_req *q = &reqs[map[j]];
         q->rc = nr[j].rc;
+        if (q->rc == ZF_OK && q->seen)
+            zf_net_req_seen(&nr[j], q->seen);
         if (q->rc != ZF_OK)
             zf_s3i_reason(bi[j].nerr, nr[j].status >= 300 ? q->buf : NULL, nr[j].n, q->err, q->errcap,
                    NULL);
@@ -135,7 +137,8 @@ static void s3_close(zf_store *s)
     free(x);
 }
 
-static const zf_store_ops s3_ops = {s3_close, s3_read, s3_read_many, s3_stamp, zf_s3i_list};
+static const zf_store_ops s3_ops = {.close = s3_close, .read = s3_read, .read_many = s3_read_many,
+                                    .stamp = s3_stamp, .list = zf_s3i_list};
 
 /* the page size: o's, else $ZF_S3_MAX_KEYS, else S3's largest */
 static int max_keys(const zf_s3_opts *o, unsigned *out, char *err, size_t errcap)
@@ -269,7 +272,7 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
         size_t plen = strlen(x->prefix);
         if (s->name) /* the prefix without its trailing '/' */
             snprintf(s->name, n, "s3://%s/%.*s", bucket, (int)(plen ? plen - 1 : 0), x->prefix);
-        rc = s->name ? probe(x, err, errcap) : ZF_ENOMEM;
+        rc = !s->name ? ZF_ENOMEM : o->objects_only ? ZF_OK : probe(x, err, errcap);
     }
     if (rc != ZF_OK) {
         zf_store_close(s);

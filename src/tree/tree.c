@@ -180,6 +180,8 @@ int zf_tree_stale(const zf_tree *t, const zf_tree *fresh)
 
 int zf_tree_unchanged(const zf_tree *t)
 {
+    if (t->store->immutable)
+        return 1;
     if (!t->store->remote || !*t->cons_key)
         return 0;
     zf_stamp now;
@@ -213,7 +215,18 @@ void zf_tree_free(zf_tree *t)
     free(t->others);
     free(t->arrays);
     free(t->layouts);
+    zf_store_close(t->owned);
     free(t);
+}
+
+const zf_store *zf_tree_store(const zf_tree *t)
+{
+    return t->store;
+}
+
+void zf_tree_own_store(zf_tree *t, zf_store *s)
+{
+    t->owned = s;
 }
 
 const zf_node *zf_tree_node(const zf_tree *t, uint64_t ino)

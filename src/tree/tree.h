@@ -42,8 +42,15 @@ typedef struct zf_tree zf_tree;
 int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *opts,
                   zf_tree **out);
 
-/* Free the tree, its arrays and layouts; NULL is allowed. */
+/* Free the tree, its arrays and layouts (and the store it owns); NULL is allowed. */
 void zf_tree_free(zf_tree *t);
+
+/* The store the tree was built from. */
+const zf_store *zf_tree_store(const zf_tree *t);
+
+/* Make t own the store it was built from (one zf_store_update opened): it
+ * is closed when t is freed. */
+void zf_tree_own_store(zf_tree *t, zf_store *s);
 
 /* The node with number ino, or NULL. */
 const zf_node *zf_tree_node(const zf_tree *t, uint64_t ino);
@@ -68,8 +75,9 @@ int zf_tree_stale(const zf_tree *t, const zf_tree *fresh);
 /* A re-check without a rebuild, for a remote store whose every node came
  * from consolidated metadata: 1 if that document's version (ETag) is the one the
  * tree was built from (one HEAD) and no sized array's chunks changed (a
- * listing per sized array, where the store can list); 0 if a rebuild must
- * tell (always, for other stores). */
+ * listing per sized array, where the store can list); 1 for an immutable
+ * store (store.h: what moves is zf_store_update's to tell); 0 if a rebuild
+ * must tell (always, for other stores). */
 int zf_tree_unchanged(const zf_tree *t);
 
 #endif

@@ -63,4 +63,5 @@ void zf_info_text(const zf_array *a, const char *name, const zf_text *text, zf_s
     else
         zf_sbuf_printf(out, "chunks_present: not counted (%llu expected)\n", (unsigned long long)expected);
     zf_sbuf_printf(out, "text_format: %s\n", zf_format_name(text->format));
+    zf_store_describe(zf_array_store(a), zf_array_path(a), out); /* a repository's own lines */
 }
