@@ -396,6 +396,29 @@ static int first_report(zf_array *a, uint64_t index)
     return first;
 }
 
+/* is an I/O failure with reason err news for this array?  A store that
+ * fails many chunks for one cause (a virtual chunk location the user did not
+ * authorise, a server refusing every request) is logged once per
+ * ZF_TOLD_QUIET_MS for the whole array, naming the first chunk it failed */
+static int new_reason(zf_array *a, const char *err)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    zf_fp why;
+    zf_fp_init(&why);
+    zf_fp_add(&why, err, strlen(err));
+    pthread_mutex_lock(&a->mu);
+    int news = !*err || why.a != a->told_why.a || why.b != a->told_why.b ||
+               now - a->told_why_ms >= ZF_TOLD_QUIET_MS;
+    if (news) {
+        a->told_why = why;
+        a->told_why_ms = now;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return news;
+}
+
 /* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
  * (into buf, or new memory if NULL), or fill */
 static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
@@ -423,7 +446,7 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_OK;
     }
     if (rc != ZF_OK) {
-        if (first_report(a, index))
+        if (first_report(a, index) && (rc != ZF_EIO || new_reason(a, err)))
             zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                    *err ? ": " : "", err);
         return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;

@@ -49,6 +49,8 @@ struct zf_array {
     uint64_t told[ZF_TOLD_KEYS];   /* remote: stored chunks (index + 1) whose failure was */
     int64_t told_ms[ZF_TOLD_KEYS]; /* logged lately, and when (monotonic ms); guarded by mu */
     unsigned told_next;
+    zf_fp told_why;                /* the I/O failure reason logged last, and when (under mu) */
+    int64_t told_why_ms;
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };

@@ -116,37 +116,95 @@ static int parse_ref_json(const char *doc, size_t n, uint8_t id[IC_ID_LEN])
     return rc;
 }
 
+/* the names of refs/'s "branch.NAME" or "tag.NAME" entries */
 typedef struct names {
-    zf_sbuf branches, tags;
-    unsigned nb, nt;
+    char **v;
+    size_t n, cap;
+    int failed;
 } names;
 
-/* one entry of refs/: "branch.NAME" or "tag.NAME" */
+typedef struct ref_lists {
+    names branches, tags;
+} ref_lists;
+
+static void names_add(names *ns, const char *s)
+{
+    if (ns->failed)
+        return;
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? ns->cap * 2 : 16;
+        char **v = realloc(ns->v, cap * sizeof *v);
+        if (!v) {
+            ns->failed = 1;
+            return;
+        }
+        ns->v = v;
+        ns->cap = cap;
+    }
+    if (!(ns->v[ns->n] = strdup(s)))
+        ns->failed = 1;
+    else
+        ns->n++;
+}
+
 static int collect_name(void *ctx, const zf_store_entry *e)
 {
-    names *c = ctx;
-    int branch = strncmp(e->name, "branch.", 7) == 0, tag = strncmp(e->name, "tag.", 4) == 0;
-    unsigned *count = branch ? &c->nb : &c->nt;
-    if ((branch || tag) && (*count)++ < NAMES_SHOWN)
-        zf_sbuf_printf(branch ? &c->branches : &c->tags, "%s%s", *count > 1 ? ", " : "",
-                       e->name + (branch ? 7 : 4));
+    ref_lists *c = ctx;
+    if (!strncmp(e->name, "branch.", 7) && e->name[7])
+        names_add(&c->branches, e->name + 7);
+    else if (!strncmp(e->name, "tag.", 4) && e->name[4])
+        names_add(&c->tags, e->name + 4);
     return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "; WHAT: a, b, c" of ns (sorted; tags with a tombstone left out) */
+static void put_names(const ic_repo *r, zf_sbuf *b, const char *what, names *ns, int tags)
+{
+    qsort(ns->v, ns->n, sizeof *ns->v, by_name);
+    zf_sbuf_printf(b, "; %s: ", what);
+    size_t shown = 0;
+    for (size_t i = 0; i < ns->n; i++) {
+        char key[ZF_KEY_MAX];
+        zf_stamp st;
+        snprintf(key, sizeof key, "refs/tag.%s/ref.json.deleted", ns->v[i]);
+        int deleted = tags && zf_store_stamp(r->raw, key, &st) == ZF_OK;
+        if (!deleted && shown++ < NAMES_SHOWN)
+            zf_sbuf_printf(b, "%s%.100s", shown > 1 ? ", " : "", ns->v[i]);
+    }
+    if (!shown)
+        zf_sbuf_add(b, "none", 4);
+    if (shown > NAMES_SHOWN)
+        zf_sbuf_printf(b, " and %zu more", shown - NAMES_SHOWN);
+}
+
+static void names_free(names *ns)
+{
+    for (size_t i = 0; i < ns->n; i++)
+        free(ns->v[i]);
+    free(ns->v);
 }
 
 /* "no branch 'x'; branches: ...; tags: ..." from a listing of refs/ */
 static void unknown_v1(const ic_repo *r, char *err, size_t errcap)
 {
-    names c = {0};
-    int rc = zf_store_list(r->raw, "refs", ZF_LIST_KINDS, collect_name, &c);
-    if (rc != ZF_OK)
-        snprintf(err, errcap, "no %s '%s' (this store cannot be listed to tell which exist)",
-                 kind_name(r->sel_kind), r->sel_name);
-    else
-        snprintf(err, errcap, "no %s '%s'; branches: %s%s; tags: %s%s", kind_name(r->sel_kind),
-                 r->sel_name, c.nb ? c.branches.data : "none", c.nb > NAMES_SHOWN ? " and more" : "",
-                 c.nt ? c.tags.data : "none", c.nt > NAMES_SHOWN ? " and more" : "");
-    free(c.branches.data);
-    free(c.tags.data);
+    ref_lists c = {{0}, {0}};
+    zf_sbuf b = {0};
+    zf_sbuf_printf(&b, "no %s '%s'", kind_name(r->sel_kind), r->sel_name);
+    if (zf_store_list(r->raw, "refs", ZF_LIST_KINDS, collect_name, &c) != ZF_OK) {
+        zf_sbuf_printf(&b, " (this store cannot be listed to tell which exist)");
+    } else {
+        put_names(r, &b, "branches", &c.branches, 0);
+        put_names(r, &b, "tags", &c.tags, 1);
+    }
+    names_free(&c.branches);
+    names_free(&c.tags);
+    snprintf(err, errcap, "%s", b.data && !b.failed ? b.data : "no such ref");
+    free(b.data);
 }
 
 /* resolve a branch or tag from refs/ */
