@@ -396,11 +396,7 @@ static int first_report(zf_array *a, uint64_t index)
     return first;
 }
 
-/* is an I/O failure with reason err news for this array?  A store that
- * fails many chunks for one cause (a virtual chunk location the user did not
- * authorise, a server refusing every request) is logged once per
- * ZF_TOLD_QUIET_MS for the whole array, naming the first chunk it failed */
-static int new_reason(zf_array *a, const char *err)
+int zf_array_new_reason(zf_array *a, const char *err)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -446,7 +442,7 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_OK;
     }
     if (rc != ZF_OK) {
-        if (first_report(a, index) && (rc != ZF_EIO || new_reason(a, err)))
+        if (first_report(a, index) && (rc != ZF_EIO || zf_array_new_reason(a, err)))
             zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                    *err ? ": " : "", err);
         return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;

@@ -55,6 +55,13 @@ struct zf_array {
     char fill_err[160];
 };
 
+/* Is an I/O failure with reason err news for this array?  A store that
+ * fails many chunks for one cause (a virtual chunk location the user did not
+ * authorise, a server refusing every request, a manifest it cannot read) is
+ * logged once per ZF_TOLD_QUIET_MS for the whole array, naming the first
+ * chunk it failed (array.c). */
+int zf_array_new_reason(zf_array *a, const char *err);
+
 /* first element of read-grid chunk `index` */
 static inline void zf_array_chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin)
 {

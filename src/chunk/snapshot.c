@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/log.h"
 
 static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st);
 
@@ -175,7 +176,7 @@ static int list_failed(int rc)
  * in it; ZF_EUNSUPPORTED if the store cannot be listed, the error if the
  * listing failed, else ZF_OK */
 static int list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coords,
-                           unsigned flags, stamp_fn fn, void *ctx)
+                           unsigned flags, stamp_fn fn, void *ctx, char *failed, size_t cap)
 {
     char rel[ZF_KEY_MAX], key[ZF_KEY_MAX];
     if (zf_meta_chunk_key(&a->meta, coords, rel, sizeof rel) != ZF_OK)
@@ -190,12 +191,14 @@ static int list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coo
         return ZF_OK;
     dir_ctx c = {a, grid, rel, fn, ctx};
     int rc = zf_store_list(a->store, key, flags, dir_entry, &c);
+    if (list_failed(rc))
+        snprintf(failed, cap, "%s", key);
     return rc == ZF_EUNSUPPORTED || list_failed(rc) ? rc : ZF_OK; /* a missing directory holds no chunk */
 }
 
 /* stamp every stored chunk key one by one; the first failure that is not absence */
 static int stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, stamp_fn fn,
-                      void *ctx)
+                      void *ctx, char *failed, size_t cap)
 {
     uint64_t coords[ZF_MAX_DIMS] = {0};
     char key[ZF_KEY_MAX];
@@ -208,7 +211,7 @@ static int stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, s
         if (rc == ZF_OK)
             fn(ctx, k, &st);
         else if (list_failed(rc))
-            return rc;
+            return snprintf(failed, cap, "%s", key), rc;
         for (unsigned d = a->meta.ndim; d-- > 0;) {
             if (++coords[d] < grid[d])
                 break;
@@ -228,6 +231,7 @@ typedef struct walk_ctx {
     int fail;               /* the listing was cut short (a key too long) */
     int unlisted;           /* the store cannot be listed */
     int failed;             /* a listing failed (list_failed): its error */
+    char *failed_key;       /* and its key (room for ZF_KEY_MAX) */
     stamp_fn fn;
     void *ctx;
     unsigned flags;         /* zf_store_list's flags */
@@ -284,15 +288,17 @@ static void walk_dir(walk_ctx *w)
     int rc = zf_store_list(w->a->store, w->key, w->flags, walk_entry, w);
     if (rc == ZF_EUNSUPPORTED)
         w->unlisted = 1; /* (a missing directory holds no chunk) */
-    else if (list_failed(rc) && !w->failed)
+    else if (list_failed(rc) && !w->failed) {
         w->failed = rc;
+        snprintf(w->failed_key, ZF_KEY_MAX, "%s", w->key);
+    }
 }
 
 /* fn for every chunk of a nested key layout (one directory level per
  * dimension): only directories that exist are listed, so a sparse grid
  * costs what it stores; ZF_EUNSUPPORTED if the store cannot be listed */
 static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, stamp_fn fn,
-                       void *ctx)
+                       void *ctx, char *failed)
 {
     uint64_t zero[ZF_MAX_DIMS] = {0};
     char rel[ZF_KEY_MAX];
@@ -310,7 +316,7 @@ static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, 
     walk_ctx *w = malloc(sizeof *w);
     if (!w)
         return ZF_OK; /* as a listing that found nothing (the caller copes with ZF_ENOMEM) */
-    *w = (walk_ctx){.a = a, .grid = grid, .fn = fn, .ctx = ctx, .flags = flags};
+    *w = (walk_ctx){.a = a, .grid = grid, .fn = fn, .ctx = ctx, .flags = flags, .failed_key = failed};
     int len = snprintf(w->key, sizeof w->key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
     w->base = *a->path ? strlen(a->path) : 0;
     if (len >= 0 && (size_t)len < sizeof w->key)
@@ -325,20 +331,29 @@ static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, 
  * listed once, with the stamps of what it holds (or only their kinds, with
  * flags ZF_LIST_KINDS); a single stored chunk is stamped alone.
  * ZF_EUNSUPPORTED if the store cannot be listed (fn then saw nothing), the
- * error of a listing that failed (fn saw part), else ZF_OK. */
-static int stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx)
+ * error of a listing that failed (fn saw part; its key in failed, room for
+ * ZF_KEY_MAX), else ZF_OK. */
+static int stamp_stored_at(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx,
+                           char *failed)
 {
     uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid), coords[ZF_MAX_DIMS] = {0};
     unsigned n = a->meta.ndim;
     if (total == 0)
         return ZF_OK;
     if (total < 2)
-        return stamp_each(a, grid, total, fn, ctx);
+        return stamp_each(a, grid, total, fn, ctx, failed, ZF_KEY_MAX);
     else if (a->meta.separator == '/' && n > 1)
-        return walk_nested(a, grid, flags, fn, ctx);
+        return walk_nested(a, grid, flags, fn, ctx, failed);
     else
-        return list_chunk_dir(a, grid, coords, flags, fn, ctx);
+        return list_chunk_dir(a, grid, coords, flags, fn, ctx, failed, ZF_KEY_MAX);
     return ZF_OK;
+}
+
+/* stamp_stored, when the failing listing's key is not wanted */
+static int stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx)
+{
+    char failed[ZF_KEY_MAX];
+    return stamp_stored_at(a, flags, fn, ctx, failed);
 }
 
 /* add stored chunk k with stamp st to the snapshot being built */
@@ -407,10 +422,25 @@ static void snap_install(zf_array *a, zf_snap *s)
     free(old);
 }
 
+/* a listing of key failed (rc): say why, as the store tells it for the key
+ * (once per reason: array.c) */
+static void report_listing(zf_array *a, const char *key, int rc)
+{
+    char why[256] = "";
+    zf_stamp st;
+    zf_store_stamp_why(a->store, key, &st, why, sizeof why);
+    if (zf_array_new_reason(a, why))
+        zf_log("chunks %s/%s: %s%s%s; which chunks are stored is unknown, so the array cannot "
+               "be read", zf_store_path(a->store), key, zf_strerror(rc), *why ? ": " : "", why);
+}
+
 int zf_array_snapshot(zf_array *a, zf_fp *fp)
 {
     zf_snap *s = calloc(1, sizeof *s);
-    int rc = s ? stamp_stored(a, 0, take_stamp, s) : ZF_ENOMEM;
+    char failed[ZF_KEY_MAX] = "";
+    int rc = s ? stamp_stored_at(a, 0, take_stamp, s, failed) : ZF_ENOMEM;
+    if (list_failed(rc) && rc != ZF_ENOMEM)
+        report_listing(a, failed, rc);
     if (!s || s->failed || rc != ZF_OK) {
         free(s ? s->v : NULL);
         free(s);

@@ -233,7 +233,7 @@ int ic_chunks_each(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coor
                    ic_chunk_fn fn, void *ctx, char *err, size_t errcap);
 
 /* 1 if array a has a chunk whose coordinates start with prefix, 0 if not,
- * or an error. */
+ * or the error of a manifest that may hold one and cannot be read. */
 int ic_chunks_any(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coords *prefix,
                   char *err, size_t errcap);
 

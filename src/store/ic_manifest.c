@@ -565,6 +565,18 @@ int ic_chunks_any(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coord
                   char *err, size_t errcap)
 {
     int found = 0;
-    int rc = ic_chunks_each(r, s, a, prefix, 0, first_chunk, &found, err, errcap);
-    return rc < 0 ? rc : found;
+    if (a->damage)
+        return ERR(ZF_ECORRUPT, "%s", a->damage);
+    /* every manifest that may hold such chunks is asked: one that cannot be
+     * read fails the question as it fails a listing */
+    for (uint32_t i = 0; i < a->manifests.count; i++) {
+        const uint8_t *id;
+        zf_fb_vec ext;
+        if (manifest_ref(a, i, &id, &ext) != ZF_OK)
+            return ERR(ZF_ECORRUPT, "the snapshot's manifest reference %u of this array is damaged", i);
+        int rc = each_in(r, s, a, i, prefix, 0, first_chunk, &found, err, errcap);
+        if (rc < 0)
+            return rc;
+    }
+    return found;
 }

@@ -366,6 +366,19 @@ static void finish_job(job *j, const sort_item *it, zf_target_req *reqs)
         free(j->buf);
 }
 
+/* a failed request's reason, after the object's URL (canonical: no query,
+ * which may hold a signature; as given, cut, if it has no canonical form) */
+static void name_failure(zf_target_req *q)
+{
+    if (q->rc == ZF_OK || !q->err || !q->errcap)
+        return;
+    char url[URL_MAX], why[512];
+    if (zf_consent_canonical(q->url, url, sizeof url, NULL, 0) != ZF_OK)
+        snprintf(url, sizeof url, "%.*s", (int)strcspn(q->url, "?#"), q->url);
+    snprintf(why, sizeof why, "%s", q->err);
+    snprintf(q->err, q->errcap, "%.300s: %s", url, *why ? why : zf_strerror(q->rc));
+}
+
 int zf_targets_read(zf_targets *t, zf_target_req *reqs, size_t n)
 {
     sort_item *it = calloc(n ? n : 1, sizeof *it);
@@ -402,6 +415,8 @@ int zf_targets_read(zf_targets *t, zf_target_req *reqs, size_t n)
     free(it);
     free(where);
     free(jobs);
+    for (size_t i = 0; i < n; i++)
+        name_failure(&reqs[i]);
     for (size_t i = 0; i < n; i++)
         if (reqs[i].rc != ZF_OK)
             return reqs[i].rc;

@@ -18,7 +18,8 @@
  * object in one call are read together (gaps up to 64 KiB, up to 16 MiB a
  * read).
  *
- * Every failure is ZF_EIO with a one-line reason, never a fill value or
+ * Every failure is ZF_EIO with a one-line reason after the object's URL
+ * (without a query: it may hold a signature), never a fill value or
  * other bytes: a location the consent does not allow ("not authorised; add
  * -o virtual=CONTAINER"), a missing object, one shorter than the range, a
  * changed ETag or modification time, one whose server gives no ETag or
