@@ -2,6 +2,8 @@
 #include "base/err.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 const char *zf_strerror(int err)
 {
@@ -28,4 +30,15 @@ int zf_err_errno(int err)
     case ZF_EINVAL: return EINVAL;
     default: return EIO;
     }
+}
+
+int zf_errf(char *err, size_t errcap, int code, const char *fmt, ...)
+{
+    if (err && errcap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errcap, fmt, ap);
+        va_end(ap);
+    }
+    return code;
 }

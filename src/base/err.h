@@ -5,6 +5,8 @@
 #ifndef ZF_ERR_H
 #define ZF_ERR_H
 
+#include <stddef.h>
+
 typedef enum zf_err {
     ZF_OK = 0,
     ZF_ENOTFOUND = -1,    /* key / node does not exist */
@@ -22,5 +24,10 @@ const char *zf_strerror(int err);
 
 /* errno value for an error code (for the FUSE boundary only). */
 int zf_err_errno(int err);
+
+/* Format a one-line reason into err (if err and errcap are non-zero);
+ * returns code, so callers can `return zf_errf(err, errcap, ZF_EINVAL, ...)`. */
+int zf_errf(char *err, size_t errcap, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 #endif

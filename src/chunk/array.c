@@ -1,5 +1,6 @@
-/* array.c - chunk keys, loading and decoding for one array (its snapshot of
- * the stored chunks and their versions: snapshot.c). */
+/* array.c - chunk keys, loading and decoding for one array (the stored
+ * chunks present and the version check of each read: present.c; taking
+ * the snapshot of them: snapshot.c). */
 #include "array_impl.h"
 
 #include <pthread.h>
@@ -53,9 +54,7 @@ void zf_array_free(zf_array *a)
         return;
     zf_cache_cancel(a->cache, a->id); /* no background load may still use a */
     zf_meta_clear(&a->meta);
-    if (a->snap)
-        free(a->snap->v);
-    free(a->snap);
+    zf_snap_free(a->snap);
     free(a->learned.v);
     zf_shardidx_free(a->shards);
     pthread_mutex_destroy(&a->mu);

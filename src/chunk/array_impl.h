@@ -1,5 +1,8 @@
 /* array_impl.h - internals shared by array.c (chunk keys, loading,
- * decoding) and snapshot.c (the stored chunks present and their versions). */
+ * decoding), snapshot.c (taking the snapshot of the stored chunks present
+ * and their versions) and present.c (the set of them and what reads learn
+ * from it).  Calls go one way: array.c and snapshot.c call present.c, which
+ * calls neither; they do not call each other. */
 #ifndef ZF_ARRAY_IMPL_H
 #define ZF_ARRAY_IMPL_H
 
@@ -71,6 +74,8 @@ static inline void zf_array_chunk_origin(const zf_array *a, uint64_t index, uint
     }
 }
 
+/* ---- present.c ---- */
+
 /* Linear index (C order over the stored-chunk grid) of the stored chunk
  * holding read chunk index. */
 uint64_t zf_array_stored_index(const zf_array *a, uint64_t index);
@@ -84,5 +89,18 @@ int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
 /* Was the stored chunk holding read chunk index absent at the snapshot of a
  * remote store (so that reading it would only cost a request)? */
 int zf_array_snapshot_absent(const zf_array *a, uint64_t index);
+
+/* Index of the first entry of s with index >= k (s->n if none). */
+size_t zf_snap_lower(const zf_snap *s, uint64_t k);
+
+/* The entry of stored chunk k in s, or NULL if it was absent. */
+const zf_present *zf_snap_find(const zf_snap *s, uint64_t k);
+
+/* Add stored chunk k with stamp st to the zf_snap ctx being built (a
+ * callback of the listing; out of memory sets its failed). */
+void zf_snap_take_stamp(void *ctx, uint64_t k, const zf_stamp *st);
+
+/* Free s and the entries it holds (NULL: nothing). */
+void zf_snap_free(zf_snap *s);
 
 #endif

@@ -1,6 +1,7 @@
 /* snapshot.c - an array's snapshot of its stored chunks: listing them with
  * their versions (stamps), what changed since, how many are present, and,
- * for a store that cannot be listed, the versions learned while reading. */
+ * for a store that cannot be listed, adopting the versions learned while
+ * reading (the set itself and what reads learn from it: present.c). */
 #include "array_impl.h"
 
 #include <pthread.h>
@@ -10,112 +11,6 @@
 
 #include "base/err.h"
 #include "base/log.h"
-
-static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st);
-
-/* linear index (C order over the stored-chunk grid) of the chunk holding read chunk index */
-uint64_t zf_array_stored_index(const zf_array *a, uint64_t index)
-{
-    uint64_t origin[ZF_MAX_DIMS], k = 0;
-    zf_array_chunk_origin(a, index, origin);
-    for (unsigned d = 0; d < a->meta.ndim; d++) {
-        uint64_t g = (a->meta.shape[d] + a->meta.chunks[d] - 1) / a->meta.chunks[d];
-        k = k * g + origin[d] / a->meta.chunks[d];
-    }
-    return k;
-}
-
-/* digest of key's stamp now */
-static zf_fp stamp_digest(const zf_array *a, const char *key)
-{
-    zf_stamp st;
-    zf_store_stamp(a->store, key, &st); /* an error leaves st absent: a change, too */
-    return zf_stamp_version(&st);
-}
-
-/* index of the first entry of s with index >= k (s->n if none) */
-static size_t snap_lower(const zf_snap *s, uint64_t k)
-{
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].k < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* the entry of stored chunk k in snapshot s, or NULL if it was absent */
-static const zf_present *snap_find(const zf_snap *s, uint64_t k)
-{
-    size_t i = snap_lower(s, k);
-    return i < s->n && s->v[i].k == k ? &s->v[i] : NULL;
-}
-
-/* digest of the stamp of an absent key */
-static zf_fp absent_digest(void)
-{
-    zf_stamp absent;
-    memset(&absent, 0, sizeof absent);
-    return zf_stamp_digest(&absent);
-}
-
-/* remember the version of stored chunk k read from a store that cannot be listed */
-static void learn(zf_array *a, uint64_t k, const zf_stamp *st)
-{
-    pthread_mutex_lock(&a->mu);
-    zf_snap *l = &a->learned; /* the inner chunks of a shard come in a row: one entry */
-    if (a->learning && (!l->n || l->v[l->n - 1].k != k))
-        take_stamp(l, k, st);
-    pthread_mutex_unlock(&a->mu);
-}
-
-/* after the stored chunk at key was read (rc, the stamp st of the version
- * read): ZF_ESTALE if that version is not the one of the snapshot, else rc.
- * A read that failed for another reason than absence compares the key's
- * stamp now instead (a file replaced by a directory is a change too), except
- * a remote store's ZF_EIO (HTTP status after retries), returned as it is. */
-int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
-                           const zf_stamp *st, char *err, size_t errcap)
-{
-    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    if (!snap && a->unlisted && rc == ZF_OK && st->kind == ZF_STORE_FILE)
-        learn(a, zf_array_stored_index(a, index), st);
-    if (!snap || (rc == ZF_EIO && a->store->remote))
-        return rc; /* a failing server says nothing of the version: its error, as is */
-    const zf_present *p = snap_find(snap, zf_array_stored_index(a, index));
-    zf_fp then = p ? p->digest : absent_digest();
-    zf_fp now = rc == ZF_OK || rc == ZF_ENOTFOUND ? zf_stamp_version(st) : stamp_digest(a, key);
-    if (now.a == then.a && now.b == then.b)
-        return rc;
-    snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
-    return ZF_ESTALE;
-}
-
-uint64_t zf_array_absent_run(const zf_array *a, uint64_t index)
-{
-    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    if (!snap || a->fill_rc || index >= a->nchunks)
-        return 0; /* unknown, or a missing chunk is an error (CF fill value) */
-    int same_grid = 1;
-    for (unsigned d = 0; d < a->meta.ndim; d++)
-        same_grid &= a->meta.read_chunks[d] == a->meta.chunks[d];
-    if (!same_grid) /* read chunks inside shards: one at a time */
-        return snap_find(snap, zf_array_stored_index(a, index)) ? 0 : 1;
-    size_t i = snap_lower(snap, index); /* the two grids coincide: index is k */
-    return (i < snap->n ? snap->v[i].k : a->nchunks) - index;
-}
-
-/* was the stored chunk holding read chunk index absent at the snapshot of a
- * remote store?  (A local store's absent chunk is still looked at: one that
- * appeared since is a change, ZF_ESTALE.) */
-int zf_array_snapshot_absent(const zf_array *a, uint64_t index)
-{
-    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    return a->store->remote && snap && !snap_find(snap, zf_array_stored_index(a, index));
-}
 
 /* number of stored chunks (shards) along each dimension, and in all */
 static uint64_t stored_grid(const zf_array *a, uint64_t *grid)
@@ -356,26 +251,6 @@ static int stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ct
     return stamp_stored_at(a, flags, fn, ctx, failed);
 }
 
-/* add stored chunk k with stamp st to the snapshot being built */
-static void take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
-{
-    zf_snap *s = ctx;
-    if (s->failed)
-        return;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        zf_present *v = cap < SIZE_MAX / sizeof *v ? realloc(s->v, cap * sizeof *v) : NULL;
-        if (!v) {
-            s->failed = 1;
-            return;
-        }
-        s->v = v;
-        s->cap = cap;
-    }
-    s->v[s->n++] = (zf_present){k, zf_stamp_version(st)};
-    s->files += st->kind == ZF_STORE_FILE;
-}
-
 static int cmp_present(const void *x, const void *y)
 {
     const zf_present *p = x, *q = y;
@@ -416,10 +291,7 @@ static void fp_meta(const zf_array *a, zf_fp *fp)
 /* install s as the snapshot, freeing the one it replaces */
 static void snap_install(zf_array *a, zf_snap *s)
 {
-    zf_snap *old = __atomic_exchange_n(&a->snap, s, __ATOMIC_ACQ_REL);
-    if (old)
-        free(old->v);
-    free(old);
+    zf_snap_free(__atomic_exchange_n(&a->snap, s, __ATOMIC_ACQ_REL));
 }
 
 /* a listing of key failed (rc): say why, as the store tells it for the key
@@ -438,12 +310,11 @@ int zf_array_snapshot(zf_array *a, zf_fp *fp)
 {
     zf_snap *s = calloc(1, sizeof *s);
     char failed[ZF_KEY_MAX] = "";
-    int rc = s ? stamp_stored_at(a, 0, take_stamp, s, failed) : ZF_ENOMEM;
+    int rc = s ? stamp_stored_at(a, 0, zf_snap_take_stamp, s, failed) : ZF_ENOMEM;
     if (list_failed(rc) && rc != ZF_ENOMEM)
         report_listing(a, failed, rc);
     if (!s || s->failed || rc != ZF_OK) {
-        free(s ? s->v : NULL);
-        free(s);
+        zf_snap_free(s);
         if (rc != ZF_EUNSUPPORTED) /* a failed listing: the chunks are unknown, not absent */
             return rc != ZF_OK ? rc : ZF_ENOMEM;
         a->unlisted = 1; /* no snapshot: keyed by the metadata's stamps (array.h) */
@@ -490,9 +361,7 @@ int zf_array_end_learning(zf_array *a, int adopt)
     a->learned_once = 1;
     pthread_mutex_unlock(&a->mu);
     if (failed || !adopt) {
-        if (s)
-            free(s->v);
-        free(s);
+        zf_snap_free(s);
         return failed && adopt ? ZF_ENOMEM : ZF_ENOTFOUND;
     }
     snap_sort(s); /* a shard read for each of its inner chunks: one entry */
@@ -524,8 +393,7 @@ int zf_array_snap_load(zf_array *a, const void *data, size_t len)
     s->n = s->cap = s->files = len / one;
     for (size_t i = 0; i < s->n; i++) /* strictly increasing, inside the grid */
         if (s->v[i].k >= total || (i && s->v[i].k <= s->v[i - 1].k)) {
-            free(s->v);
-            free(s);
+            zf_snap_free(s);
             return ZF_ECORRUPT;
         }
     snap_install(a, s);
@@ -541,7 +409,7 @@ typedef struct changed_ctx {
 static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
 {
     changed_ctx *c = ctx;
-    const zf_present *p = snap_find(c->snap, k);
+    const zf_present *p = zf_snap_find(c->snap, k);
     zf_fp now = zf_stamp_version(st);
     c->changed |= !p || now.a != p->digest.a || now.b != p->digest.b; /* new, or rewritten */
     c->seen++;

@@ -7,7 +7,6 @@
  * then dropped. */
 #include "codec/codec.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,17 +31,6 @@ typedef struct codec_spec {
     zf_decode_fn decode;
     parse_fn check;
 } codec_spec;
-
-int zf_codec_errf(char *err, size_t errcap, int code, const char *fmt, ...)
-{
-    if (err && errcap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errcap, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 /* ---- configuration checks ------------------------------------------------ */
 

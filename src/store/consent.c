@@ -2,7 +2,6 @@
 #include "store/consent.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +16,6 @@ struct zf_consent {
     char **v;
     size_t n, cap;
 };
-
-static int fail(char *err, size_t errcap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errcap, const char *fmt, ...)
-{
-    if (err && errcap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errcap, fmt, ap);
-        va_end(ap);
-    }
-    return ZF_EINVAL;
-}
 
 /* the canonical scheme of s (n bytes), or NULL if not one consent knows */
 static const char *known_scheme(const char *s, size_t n)
@@ -83,9 +70,9 @@ static int check_path(const char *p, size_t n, int escapes, char *err, size_t er
         size_t sn = j - i - 1;
         int d = dot_segment(seg, sn);
         if (d < 0 && escapes)
-            return fail(err, errcap, "a bad %%-escape in the path");
+            return zf_errf(err, errcap, ZF_EINVAL, "a bad %%-escape in the path");
         if (d > 0 || ((sn == 1 || sn == 2) && strncmp(seg, "..", sn) == 0))
-            return fail(err, errcap, "a \".\" or \"..\" segment in the path");
+            return zf_errf(err, errcap, ZF_EINVAL, "a \".\" or \"..\" segment in the path");
         i = j;
     }
     return ZF_OK;
@@ -100,10 +87,10 @@ static int put_http_authority(const char *scheme, const char *a, size_t n, char 
     if (n && a[0] == '[') { /* [IPv6] */
         const char *close = memchr(a, ']', n);
         if (!close)
-            return fail(err, errcap, "an unclosed IPv6 address");
+            return zf_errf(err, errcap, ZF_EINVAL, "an unclosed IPv6 address");
         hostlen = (size_t)(close - a) + 1;
         if (hostlen < n && a[hostlen] != ':')
-            return fail(err, errcap, "a bad host");
+            return zf_errf(err, errcap, ZF_EINVAL, "a bad host");
     } else {
         const char *colon = memchr(a, ':', n);
         if (colon)
@@ -112,19 +99,19 @@ static int put_http_authority(const char *scheme, const char *a, size_t n, char 
     if (hostlen < n)
         port = a + hostlen + 1;
     if (hostlen == 0)
-        return fail(err, errcap, "no host");
+        return zf_errf(err, errcap, ZF_EINVAL, "no host");
     unsigned long pv = 0;
     if (port) {
         size_t plen = n - hostlen - 1;
         if (plen == 0 || plen > 5)
-            return fail(err, errcap, "a bad port");
+            return zf_errf(err, errcap, ZF_EINVAL, "a bad port");
         for (size_t i = 0; i < plen; i++) {
             if (port[i] < '0' || port[i] > '9')
-                return fail(err, errcap, "a bad port");
+                return zf_errf(err, errcap, ZF_EINVAL, "a bad port");
             pv = pv * 10 + (unsigned long)(port[i] - '0');
         }
         if (pv == 0 || pv > 65535)
-            return fail(err, errcap, "a bad port");
+            return zf_errf(err, errcap, ZF_EINVAL, "a bad port");
         if ((pv == 80 && strcmp(scheme, "http") == 0) || (pv == 443 && strcmp(scheme, "https") == 0))
             pv = 0; /* the scheme's own port */
     }
@@ -141,7 +128,7 @@ int zf_consent_canonical(const char *url, char *out, size_t cap, char *err, size
 {
     for (const unsigned char *p = (const unsigned char *)url; *p; p++)
         if (*p < 0x20 || *p == 0x7f)
-            return fail(err, errcap, "a control character");
+            return zf_errf(err, errcap, ZF_EINVAL, "a control character");
     const char *scheme, *rest;
     if (url[0] == '/') {
         scheme = "file";
@@ -150,16 +137,16 @@ int zf_consent_canonical(const char *url, char *out, size_t cap, char *err, size
         const char *sep = strstr(url, "://");
         scheme = sep ? known_scheme(url, (size_t)(sep - url)) : NULL;
         if (!scheme)
-            return fail(err, errcap, "not a file:, http(s):, s3:, gs: or az: URL or an absolute path");
+            return zf_errf(err, errcap, ZF_EINVAL, "not a file:, http(s):, s3:, gs: or az: URL or an absolute path");
         rest = sep + 3;
     }
     if (strchr(rest, '#'))
-        return fail(err, errcap, "a fragment");
+        return zf_errf(err, errcap, ZF_EINVAL, "a fragment");
     size_t alen = strcspn(rest, "/?");
     const char *path = rest + alen;
     size_t plen = strcspn(path, "?"); /* the query is not compared */
     if (memchr(rest, '@', alen))
-        return fail(err, errcap, "user information");
+        return zf_errf(err, errcap, ZF_EINVAL, "user information");
     if (path[0] == '?')
         plen = 0;
     size_t len = (size_t)snprintf(out, cap, "%s://", scheme);
@@ -167,16 +154,16 @@ int zf_consent_canonical(const char *url, char *out, size_t cap, char *err, size
         return ZF_ENOMEM;
     if (strcmp(scheme, "file") == 0) {
         if (alen && !(alen == 9 && strncasecmp(rest, "localhost", 9) == 0))
-            return fail(err, errcap, "a file: URL with a host");
+            return zf_errf(err, errcap, ZF_EINVAL, "a file: URL with a host");
         if (path[0] != '/')
-            return fail(err, errcap, "a file: URL without an absolute path");
+            return zf_errf(err, errcap, ZF_EINVAL, "a file: URL without an absolute path");
     } else if (strncmp(scheme, "http", 4) == 0) {
         int rc = put_http_authority(scheme, rest, alen, out, cap, &len, err, errcap);
         if (rc)
             return rc;
     } else {
         if (alen == 0)
-            return fail(err, errcap, "no bucket or container");
+            return zf_errf(err, errcap, ZF_EINVAL, "no bucket or container");
         if (len + alen >= cap)
             return ZF_ENOMEM;
         memcpy(out + len, rest, alen);
@@ -213,7 +200,7 @@ int zf_consent_add(zf_consent *c, const char *prefix, char *err, size_t errcap)
     char canon[CONSENT_MAX];
     int rc = zf_consent_canonical(prefix, canon, sizeof canon, err, errcap);
     if (rc == ZF_ENOMEM)
-        return fail(err, errcap, "longer than %d bytes", CONSENT_MAX - 1);
+        return zf_errf(err, errcap, ZF_EINVAL, "longer than %d bytes", CONSENT_MAX - 1);
     if (rc)
         return rc;
     if (c->n == c->cap) {
@@ -236,7 +223,7 @@ int zf_consent_add_list(zf_consent *c, const char *list, char *err, size_t errca
     for (const char *p = list; *p;) {
         size_t n = strcspn(p, ",");
         if (n >= sizeof item)
-            return fail(err, errcap, "a prefix longer than %d bytes", CONSENT_MAX - 1);
+            return zf_errf(err, errcap, ZF_EINVAL, "a prefix longer than %d bytes", CONSENT_MAX - 1);
         memcpy(item, p, n);
         item[n] = '\0';
         if (n) {

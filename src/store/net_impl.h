@@ -1,5 +1,6 @@
-/* net_impl.h - private to the engine (net.c, net_resp.c): one request's
- * state across its attempts, and what a response's callbacks record. */
+/* net_impl.h - private to the engine (net.c, net_engine.c, net_resp.c): one
+ * request's state across its attempts, what a response's callbacks record,
+ * and the engine's own state. */
 #ifndef ZF_NET_IMPL_H
 #define ZF_NET_IMPL_H
 
@@ -7,6 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "base/deadline.h"
 #include "store/net.h"
 
 /* Longest error body kept for the caller (an S3 error document). */
@@ -61,5 +63,48 @@ size_t zf_net_on_body(char *b, size_t size, size_t n, void *ud);
  * the transient failure when RETRY ("HTTP 503", "timed out"). */
 zf_net_verdict zf_net_judge(zf_net_xfer *x, CURLcode code, const char *errbuf, char *why,
                             size_t whycap);
+
+/* ---- the engine itself (net.c opens and closes it; net_engine.c is its thread) ---- */
+
+/* One transfer slot: a reused easy handle and the request it serves. */
+typedef struct zf_net_slot {
+    CURL *easy;
+    zf_net_xfer *x;             /* NULL: free */
+    struct curl_slist *hdrs;    /* the current request's extra headers */
+    char errbuf[CURL_ERROR_SIZE];
+} zf_net_slot;
+
+struct zf_net {
+    zf_net_opts o;              /* defaults filled in; cafile owned */
+    CURLM *multi;
+    pthread_t thr;
+    int thread_alive;           /* thr runs (started by the first zf_net_run; guarded by mu) */
+    pthread_mutex_t curl_mu;    /* held by the engine thread except while it sleeps in poll */
+    pthread_mutex_t mu;         /* guards queue, stop, stats, thread_alive */
+    zf_net *reg_next;           /* in the registry of engines (fork handling) */
+    zf_net_xfer *qhead, *qtail; /* submitted, not started: FIFO (deadlines in any order) */
+    int stop;
+    zf_net_stats stats;
+    /* the engine thread's own */
+    zf_net_xfer *waiting;       /* between attempts, until their due time */
+    zf_net_slot *slots;
+    unsigned active;
+    uint64_t rng;
+};
+
+/* monotonic milliseconds (the clock of base/deadline.h) */
+static inline int64_t zf_net_now_ms(void)
+{
+    return (int64_t)zf_deadline_now_ms();
+}
+
+/* An easy handle with the options every attempt of net's shares, writing
+ * libcurl's error detail into s->errbuf; NULL if libcurl refuses. */
+CURL *zf_net_new_easy(zf_net *net, zf_net_slot *s);
+
+/* The engine thread (pthread_create's start routine; arg: the zf_net): runs
+ * the multi handle, attempts and retries, until a stop is asked and no
+ * work is left. */
+void *zf_net_engine(void *arg);
 
 #endif

@@ -382,8 +382,8 @@ static __attribute__((noinline)) size_t fmt_value(const zf_fmt *f, int64_t v, ch
         if (u == ZF_UNIT_Y || u == ZF_UNIT_M)
             return int_text(v, f->scale, &zf_units[u], out);
         return pandas_text(f, v, out);
-    case ZF_FORMAT_ISO: return zf_iso_text(f, v, out);
-    default: return zf_seconds_text(f, v, out);
+    case ZF_FORMAT_ISO: return zf_iso_text(f->unit, f->scale, v, out);
+    default: return zf_seconds_text(f->unit, f->scale, v, out);
     }
 }
 
@@ -403,8 +403,8 @@ static __attribute__((noinline)) size_t fmt_len(const zf_fmt *f, int64_t v)
         if (u == ZF_UNIT_Y || u == ZF_UNIT_M)
             return int_len(v, f->scale, &zf_units[u]);
         return pandas_len(f, v);
-    case ZF_FORMAT_ISO: return zf_iso_len(f, v);
-    default: return zf_seconds_len(f, v);
+    case ZF_FORMAT_ISO: return zf_iso_len(f->unit, f->scale, v);
+    default: return zf_seconds_len(f->unit, f->scale, v);
     }
 }
 

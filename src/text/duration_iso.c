@@ -2,8 +2,9 @@
  *
  * Both work on the magnitude of the exact duration with a leading "-" for
  * negative values; fractions are printed without trailing zeros.  Callers
- * (duration.c) handle NaT and the generic unit. */
-#include "duration_impl.h"
+ * (duration.c) handle NaT and the generic unit.  Built on the exact
+ * arithmetic of exact_impl.h alone. */
+#include "exact_impl.h"
 
 typedef struct mag_parts {
     int neg;      /* the value is negative */
@@ -43,21 +44,21 @@ static inline unsigned trim_zeros(uint64_t *x, unsigned most)
 }
 
 /* Magnitude, whole seconds and trimmed fraction of v (unit not generic). */
-static inline void mag_split(const zf_fmt *f, int64_t v, mag_parts *q)
+static inline void mag_split(zf_unit unit, uint32_t scale, int64_t v, mag_parts *q)
 {
     zf_secs s;
-    q->m = zf_magnitude(v, f->scale, &q->neg);
-    zf_split_secs(f->unit, q->m, &s);
+    q->m = zf_magnitude(v, scale, &q->neg);
+    zf_split_secs(unit, q->m, &s);
     q->sec = s.sec;
     q->fx = s.sub;
     q->fd = s.sub ? s.exp - trim_zeros(&q->fx, s.exp - 1) : 0;
 }
 
 /* Exact decimal seconds of v: "[-]sec[.frac]"; returns its length. */
-size_t zf_seconds_text(const zf_fmt *f, int64_t v, char *out)
+size_t zf_seconds_text(zf_unit unit, uint32_t scale, int64_t v, char *out)
 {
     mag_parts q;
-    mag_split(f, v, &q);
+    mag_split(unit, scale, v, &q);
     out[0] = '-';
     char *p = zf_put_u128(out + q.neg, q.sec);
     if (!q.fd)
@@ -68,10 +69,10 @@ size_t zf_seconds_text(const zf_fmt *f, int64_t v, char *out)
 }
 
 /* Length of the exact decimal seconds of v. */
-size_t zf_seconds_len(const zf_fmt *f, int64_t v)
+size_t zf_seconds_len(zf_unit unit, uint32_t scale, int64_t v)
 {
     mag_parts q;
-    mag_split(f, v, &q);
+    mag_split(unit, scale, v, &q);
     return (size_t)q.neg + zf_ndig128(q.sec) + (q.fd ? q.fd + 1 : 0u);
 }
 
@@ -131,12 +132,12 @@ static char *put_ym(char *p, zf_unit u, zf_u128 m)
 }
 
 /* ISO 8601 text of v: "[-]P[nD][T[nH][nM][n[.f]S]]", "PT0S" for zero. */
-size_t zf_iso_text(const zf_fmt *f, int64_t v, char *out)
+size_t zf_iso_text(zf_unit unit, uint32_t scale, int64_t v, char *out)
 {
     mag_parts q;
     zf_u128 days;
     uint32_t sod;
-    mag_split(f, v, &q);
+    mag_split(unit, scale, v, &q);
     if (!q.m) {
         memcpy(out, "PT0S", 4);
         return 4;
@@ -144,8 +145,8 @@ size_t zf_iso_text(const zf_fmt *f, int64_t v, char *out)
     out[0] = '-';
     char *p = out + q.neg;
     *p++ = 'P';
-    if (f->unit == ZF_UNIT_Y || f->unit == ZF_UNIT_M)
-        return (size_t)(put_ym(p, f->unit, q.m) - out);
+    if (unit == ZF_UNIT_Y || unit == ZF_UNIT_M)
+        return (size_t)(put_ym(p, unit, q.m) - out);
     zf_split_day(q.sec, &days, &sod);
     p = put_comp(p, days, 'D');
     if (!sod && !q.fd)
@@ -172,18 +173,18 @@ size_t zf_iso_text(const zf_fmt *f, int64_t v, char *out)
 }
 
 /* Length of the ISO 8601 text of v. */
-size_t zf_iso_len(const zf_fmt *f, int64_t v)
+size_t zf_iso_len(zf_unit unit, uint32_t scale, int64_t v)
 {
     mag_parts q;
     zf_u128 days;
     uint32_t sod;
-    mag_split(f, v, &q);
+    mag_split(unit, scale, v, &q);
     if (!q.m)
         return 4;
     size_t n = (size_t)q.neg + 1;
-    if (f->unit == ZF_UNIT_Y)
+    if (unit == ZF_UNIT_Y)
         return n + comp_len(q.m);
-    if (f->unit == ZF_UNIT_M)
+    if (unit == ZF_UNIT_M)
         return n + comp_len(q.m / 12u) + comp_len(q.m % 12u);
     zf_split_day(q.sec, &days, &sod);
     n += comp_len(days);

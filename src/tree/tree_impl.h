@@ -1,9 +1,15 @@
-/* tree_impl.h - internals shared by tree.c (the node table, numbering,
- * lookups) and walk.c (walking the store into nodes). */
+/* tree_impl.h - internals shared by tree.c (building, numbering, lookups),
+ * walk.c and classify.c (walking the store into nodes), node.c (the node
+ * table) and coords.c (labels).  Calls go one way: tree.c calls walk.c,
+ * coords.c and node.c; walk.c calls classify.c and node.c; classify.c calls
+ * node.c. */
 #ifndef ZF_TREE_IMPL_H
 #define ZF_TREE_IMPL_H
 
 #include "tree/tree.h"
+
+#define ZF_NAME_MAX 255                 /* longest file name (Linux NAME_MAX) */
+#define ZF_STEM_MAX (ZF_NAME_MAX - 5)   /* longest array file stem: room for ".info" */
 
 struct zf_tree {
     zf_node *nodes;               /* node with id k is nodes[k - 1] */
@@ -25,17 +31,30 @@ struct zf_tree {
     zf_stamp cons_stamp;          /* its stamp when the tree was built */
 };
 
-/* Append a node under directory id parent (0: none); its id, 0 if out of memory. */
+/* Append a node under directory id parent (0: none); its id, 0 if out of
+ * memory (node.c). */
 size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir);
 
-/* Mix one fact about the store (at path) into the tree's fingerprint. */
+/* Mix one fact about the store (at path) into the tree's fingerprint
+ * (node.c). */
 void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n);
+
+/* Add the files of the timedelta64 array at path (named name, in directory
+ * dir; origin: the stamps of its metadata documents); takes m's contents.
+ * The array keeps its whole name (the CSV header, .info), its files a stem
+ * that fits NAME_MAX (node.c). */
+int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m,
+                      const zf_fp *origin);
+
+/* Remember the key of an array not shown (it may label others: coords.c)
+ * (node.c). */
+int zf_tree_remember_other(zf_tree *t, const char *path);
 
 /* Give every array's .csv its coordinates as label columns (coords.c). */
 int zf_tree_attach_labels(zf_tree *t);
 
 /* Walk the store into t's nodes (node 1, the root, already added): ZF_OK,
- * or as zf_tree_build fails. */
+ * or as zf_tree_build fails (walk.c). */
 int zf_tree_walk(zf_tree *t);
 
 #endif

@@ -1,4 +1,5 @@
-/* walk.c - walk a store's metadata into the tree's nodes.
+/* walk.c - walk a store's metadata into the tree's nodes (what each node is:
+ * classify.c; the nodes added: node.c).
  *
  * Each directory is walked once, known by its device and inode: a symlink
  * loop or a second path to a directory (a diamond) is not followed again,
@@ -7,7 +8,7 @@
  * shows under its real path when it has one, else under the first symlink
  * leading to it.  One path buffer serves the whole walk (appended on the way
  * down, cut on the way up): no key buffer per level on the stack. */
-#include "tree_impl.h"
+#include "walk_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,63 +18,8 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "zarr/cf.h"
-#include "zarr/consolidated.h"
 
 #define ZF_MAX_DEPTH 64
-#define ZF_MAX_META ((size_t)16 << 20) /* largest metadata document of a node below the root */
-#define ZF_NAME_MAX 255                 /* longest file name (Linux NAME_MAX) */
-#define ZF_STEM_MAX (ZF_NAME_MAX - 5)   /* longest array file stem: room for ".info" */
-
-/* a directory walked, by identity, and where it was first walked */
-typedef struct seen_dir {
-    uint64_t dev, ino;
-    char *path;        /* NULL: a free slot */
-} seen_dir;
-
-/* a child directory reached through a symlink, walked after the real paths */
-typedef struct later {
-    size_t parent;     /* node id of the directory listing it */
-    int depth;
-    uint64_t dev, ino;
-    char *path;        /* its key (owned) */
-} later;
-
-typedef struct walker {
-    zf_tree *t;
-    const zf_store *store;
-    zf_cons *cons;              /* consolidated metadata; NULL if none */
-    int cons_rc;                /* why cons is NULL (ZF_ENOTFOUND: the store has none) */
-    int no_root_v3;             /* the root has no zarr.json (found while loading cons) */
-    char cons_err[256];
-    char path[ZF_KEY_MAX];      /* key of the node being visited ("" the root) */
-    size_t plen;
-    size_t root_max;            /* largest document at the root (root_limit) */
-    seen_dir *seen;             /* open addressing, a power of two slots */
-    size_t seen_cap, nseen;
-    later *later;               /* a queue: walked in order, appended while walking */
-    size_t nlater, later_cap;
-    size_t shown, other, left_out; /* arrays shown, arrays of other types, nodes left out */
-    zf_fp origin;               /* stamps of the documents the node classified last came from */
-    int own_docs;               /* some node's own metadata documents were read */
-} walker;
-
-/* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
-static int mix_stamp(walker *w, const char *key, zf_stamp *st)
-{
-    zf_stamp own;
-    if (!st)
-        st = &own;
-    int rc = zf_store_stamp(w->store, key, st);
-    zf_fp d = zf_stamp_digest(st);
-    zf_tree_fp_mix(w->t, key, &d, sizeof d);
-    return rc;
-}
-
-/* is what st describes there to be used (not absent, not a refused symlink)? */
-static int stamp_usable(const zf_stamp *st)
-{
-    return st->kind != ZF_STORE_ABSENT && st->kind != ZF_STORE_LINK;
-}
 
 /* is name safe as one path component (UTF-8, no control characters)? */
 static int safe_name(const char *s)
@@ -95,256 +41,11 @@ static int safe_name(const char *s)
     return 1;
 }
 
-/* the key dir/name into buf; -1 if it does not fit (no such key can exist) */
-static int join(char *buf, size_t cap, const char *dir, const char *name)
-{
-    int n = snprintf(buf, cap, "%s%s%s", dir, *dir ? "/" : "", name);
-    return n >= 0 && (size_t)n < cap ? 0 : -1;
-}
-
-/* read the metadata document dir/name into *doc (the caller frees it) and
- * mix its stamp into the fingerprint: ZF_OK, ZF_ENOTFOUND if absent, or
- * another error with the reason in err (a remote store's 403 too: the node
- * is left out with a log line) */
-static int read_doc(walker *w, const char *dir, const char *name, char **doc, size_t *n,
-                    char *err, size_t errcap)
-{
-    char key[ZF_KEY_MAX], why[200];
-    if (join(key, sizeof key, dir, name))
-        return ZF_ENOTFOUND;
-    zf_store_buf buf = {NULL, 0};
-    size_t max = *dir ? ZF_MAX_META : w->root_max;
-    zf_stamp st;
-    w->own_docs = 1;
-    int rc = zf_store_read(w->store, key, max, &buf, n, &st, why, sizeof why);
-    if (rc == ZF_OK || rc == ZF_ENOTFOUND) { /* the read's own stamp: no second request */
-        zf_fp d = zf_stamp_digest(&st);
-        zf_tree_fp_mix(w->t, key, &d, sizeof d);
-        zf_fp_add(&w->origin, &d, sizeof d);
-    } else {
-        mix_stamp(w, key, NULL); /* what is there instead (a directory, a link) */
-    }
-    if (rc == ZF_OK) {
-        *doc = (char *)buf.p; /* ownership passes to the caller */
-        return ZF_OK;
-    }
-    free(buf.p);
-    if (rc != ZF_ENOTFOUND)
-        snprintf(err, errcap, "%s: %s", name, *why ? why : zf_strerror(rc));
-    return rc;
-}
-
-/* remember the key of an array not shown (it may label others: coords.c) */
-static int remember_other(zf_tree *t, const char *path)
-{
-    if (t->nothers == t->others_cap) {
-        size_t cap = t->others_cap ? t->others_cap * 2 : 16;
-        char **o = realloc(t->others, cap * sizeof *o);
-        if (!o)
-            return ZF_ENOMEM;
-        t->others = o;
-        t->others_cap = cap;
-    }
-    return (t->others[t->nothers] = strdup(path)) ? (t->nothers++, ZF_OK) : ZF_ENOMEM;
-}
-
-/* the stem of an array's file names into stem: the name itself when NAME.info
- * fits NAME_MAX, else its first bytes (whole UTF-8 characters), "~" and 8 hex
- * digits of a hash of the whole name; returns whether it was shortened */
-static int file_stem(const char *name, char stem[ZF_STEM_MAX + 1])
-{
-    size_t len = strlen(name);
-    if (len <= ZF_STEM_MAX) {
-        memcpy(stem, name, len + 1);
-        return 0;
-    }
-    size_t keep = ZF_STEM_MAX - 9;
-    while (keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80) /* not inside a character */
-        keep--;
-    zf_fp fp;
-    zf_fp_init(&fp);
-    zf_fp_add(&fp, name, len);
-    snprintf(stem, ZF_STEM_MAX + 1, "%.*s~%08x", (int)keep, name, (unsigned)(fp.a >> 32));
-    return 1;
-}
-
-/* add the files of the timedelta64 array at path (named name, in directory
- * dir); takes m's contents.  The array keeps its whole name (the CSV header,
- * .info), its files a stem that fits */
-static int add_array(walker *w, size_t dir, const char *name, const char *path, zf_meta *m)
-{
-    zf_tree *t = w->t;
-    if (t->narrays == t->arrays_cap) {
-        size_t cap = t->arrays_cap ? t->arrays_cap * 2 : 16;
-        zf_array **a = realloc(t->arrays, cap * sizeof *a);
-        zf_layout **l = a ? realloc(t->layouts, cap * sizeof *l) : NULL;
-        if (a)
-            t->arrays = a;
-        if (!l)
-            return ZF_ENOMEM;
-        t->layouts = l;
-        t->arrays_cap = cap;
-    }
-    zf_array *a = zf_array_new(t->store, path, m, t->cache);
-    zf_layout *l = a ? zf_layout_new(a, name, t->opts) : NULL;
-    if (!l) {
-        zf_array_free(a);
-        return ZF_ENOMEM;
-    }
-    zf_array_set_origin(a, &w->origin);
-    t->arrays[t->narrays] = a;
-    t->layouts[t->narrays++] = l;
-    w->shown++;
-    char stem[ZF_STEM_MAX + 1];
-    if (file_stem(name, stem))
-        zf_log("%s/%s: the name is longer than %d bytes; its files are %s.txt, .csv and .info",
-               zf_store_path(w->store), path, ZF_STEM_MAX, stem);
-    static const char *const ext[3] = {".txt", ".csv", ".info"};
-    for (int v = 0; v < 3; v++) {
-        char fname[ZF_STEM_MAX + 6];
-        snprintf(fname, sizeof fname, "%s%s", stem, ext[v]);
-        size_t id = zf_tree_add_node(t, dir, fname, 0);
-        if (!id)
-            return ZF_ENOMEM;
-        t->nodes[id - 1].layout = l;
-        t->nodes[id - 1].view = (zf_view)v;
-    }
-    return ZF_OK;
-}
-
-/* log why path is left out (or why the root is unusable) */
-static void log_invalid(const walker *w, const char *path, const char *err)
-{
-    if (*path)
-        zf_log("%s/%s: left out: %s", zf_store_path(w->store), path, err);
-    else
-        zf_log("%s: invalid root metadata: %s", zf_store_path(w->store), err);
-}
-
-/* is the node's own document dir/name newer than the consolidated copy? */
-static int newer_than_cons(walker *w, const char *dir, const char *name)
-{
-    char key[ZF_KEY_MAX];
-    if (join(key, sizeof key, dir, name))
-        return 0;
-    zf_stamp st;
-    mix_stamp(w, key, &st);
-    return stamp_usable(&st) && st.mtime > zf_cons_stamp(w->cons)->mtime;
-}
-
-/* classify the root from the copy the consolidated metadata keeps (v3; for
- * a remote store, v2's too) */
-static int classify_cons_root(walker *w, zf_node_kind *kind, zf_meta *m)
-{
-    size_t n;
-    const char *doc = zf_cons_root(w->cons, &n);
-    if (!doc && w->store->remote && zf_cons_v2_root_group(w->cons)) {
-        *kind = ZF_KIND_GROUP;
-        return ZF_OK;
-    }
-    if (!doc)
-        return ZF_ENOTFOUND;
-    char err[256] = "";
-    int rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
-    if (rc)
-        log_invalid(w, "", err);
-    return rc;
-}
-
-/* classify path from the consolidated metadata; ZF_ENOTFOUND (read the
- * node's own metadata instead) if it has no valid, current entry for path */
-static int classify_cons(walker *w, const char *path, zf_node_kind *kind, zf_meta *m)
-{
-    if (w->cons && !*path)
-        return classify_cons_root(w, kind, m);
-    const zf_cons_node *e = w->cons ? zf_cons_find(w->cons, path) : NULL;
-    if (!e || !e->doc)
-        return ZF_ENOTFOUND;
-    /* a remote store's consolidated metadata is taken as it is (as zarr-python
-     * does): checking each node's own document would cost a request per node */
-    int newer = w->store->remote ? 0
-              : e->zarr_format == 3
-                    ? newer_than_cons(w, path, "zarr.json")
-                    : newer_than_cons(w, path, e->v2_group ? ".zgroup" : ".zarray") |
-                          newer_than_cons(w, path, ".zattrs");
-    if (newer)
-        return ZF_ENOTFOUND;
-    char err[256] = "";
-    int rc = ZF_OK;
-    if (e->doc_len > ZF_MAX_META || e->attrs_len > ZF_MAX_META) {
-        snprintf(err, sizeof err, "its entry is %zu bytes, more than the %zu allowed for a node",
-                 e->doc_len > e->attrs_len ? e->doc_len : e->attrs_len, ZF_MAX_META);
-        rc = ZF_ECORRUPT;
-    } else if (e->zarr_format == 3)
-        rc = zf_meta_parse_v3(e->doc, e->doc_len, kind, m, err, sizeof err);
-    else if (e->v2_group)
-        *kind = ZF_KIND_GROUP;
-    else
-        rc = zf_meta_parse_v2(e->doc, e->doc_len, e->attrs, e->attrs_len, kind, m, err, sizeof err);
-    if (rc && rc != ZF_ENOMEM) {
-        zf_log("%s/%s: consolidated metadata ignored for this node: %s", zf_store_path(w->store),
-               path, err);
-        return ZF_ENOTFOUND;
-    }
-    return rc;
-}
-
-/* what is at path: ZF_OK with *kind (and *m for timedelta arrays),
- * ZF_ENOTFOUND if no Zarr metadata, or an error already logged */
-static int classify(walker *w, const char *path, zf_node_kind *kind, zf_meta *m)
-{
-    char err[256] = "", *doc = NULL, *attrs = NULL;
-    size_t n, an = 0;
-    zf_fp_init(&w->origin);
-    int rc = classify_cons(w, path, kind, m);
-    if (rc != ZF_ENOTFOUND) {
-        zf_fp d = zf_stamp_digest(w->cons ? zf_cons_stamp(w->cons) : &(zf_stamp){0});
-        zf_fp_add(&w->origin, &d, sizeof d);
-        return rc;
-    }
-    /* a document that is there but cannot be read leaves the node out */
-    if (!*path && w->no_root_v3 && w->store->remote) /* asked already: not again */
-        rc = ZF_ENOTFOUND;
-    else
-        rc = read_doc(w, path, "zarr.json", &doc, &n, err, sizeof err);
-    if (rc == ZF_OK) {
-        rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
-    } else if (rc == ZF_ENOTFOUND &&
-               (rc = read_doc(w, path, ".zarray", &doc, &n, err, sizeof err)) == ZF_OK) {
-        rc = read_doc(w, path, ".zattrs", &attrs, &an, err, sizeof err);
-        if (rc == ZF_ENOTFOUND) /* attributes are optional */
-            rc = ZF_OK;
-        if (rc == ZF_OK)
-            rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
-    } else if (rc == ZF_ENOTFOUND) {
-        char key[ZF_KEY_MAX];
-        if (join(key, sizeof key, path, ".zgroup"))
-            return ZF_ENOTFOUND;
-        *kind = ZF_KIND_GROUP;
-        zf_stamp st;
-        mix_stamp(w, key, &st);
-        return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
-    }
-    free(doc);
-    free(attrs);
-    if (rc)
-        log_invalid(w, path, err);
-    return rc;
-}
-
-/* log why the root group's consolidated metadata is not used, if it has some */
-static void log_cons_unused(const walker *w)
-{
-    if (w->cons_rc != ZF_OK && w->cons_rc != ZF_ENOTFOUND)
-        zf_log("%s: consolidated metadata not used, every node's own metadata is read: %s",
-               zf_store_path(w->store), w->cons_err);
-}
-
 
 /* ------------------------------------------------------------ the path */
 
 /* append name as one more component of w->path; -1 if the key gets too long */
-static int path_push(walker *w, const char *name)
+static int path_push(zf_walker *w, const char *name)
 {
     size_t n = strlen(name), sep = w->plen ? 1 : 0;
     if (w->plen + sep + n >= sizeof w->path)
@@ -357,7 +58,7 @@ static int path_push(walker *w, const char *name)
 }
 
 /* cut w->path back to its first len bytes */
-static void path_cut(walker *w, size_t len)
+static void path_cut(zf_walker *w, size_t len)
 {
     w->plen = len;
     w->path[len] = '\0';
@@ -366,7 +67,7 @@ static void path_cut(walker *w, size_t len)
 /* -------------------------------------------------- directories walked */
 
 /* the slot of (dev, ino): its entry, or the free slot where it goes */
-static seen_dir *seen_slot(const walker *w, uint64_t dev, uint64_t ino)
+static zf_seen_dir *seen_slot(const zf_walker *w, uint64_t dev, uint64_t ino)
 {
     size_t mask = w->seen_cap - 1;
     size_t i = (size_t)(dev * 0x9E3779B97F4A7C15ull ^ ino * 0xC2B2AE3D27D4EB4Full) & mask;
@@ -376,11 +77,11 @@ static seen_dir *seen_slot(const walker *w, uint64_t dev, uint64_t ino)
 }
 
 /* double the table of directories walked */
-static int seen_grow(walker *w)
+static int seen_grow(zf_walker *w)
 {
-    seen_dir *old = w->seen;
+    zf_seen_dir *old = w->seen;
     size_t old_cap = w->seen_cap, cap = old_cap ? 2 * old_cap : 64;
-    seen_dir *s = calloc(cap, sizeof *s);
+    zf_seen_dir *s = calloc(cap, sizeof *s);
     if (!s)
         return ZF_ENOMEM;
     w->seen = s;
@@ -393,7 +94,7 @@ static int seen_grow(walker *w)
 }
 
 /* log that w->path is a directory already walked at first */
-static void log_again(const walker *w, const char *first)
+static void log_again(const zf_walker *w, const char *first)
 {
     const char *store = zf_store_path(w->store);
     size_t n = strlen(first);
@@ -407,13 +108,13 @@ static void log_again(const walker *w, const char *first)
 
 /* is the directory (dev, ino) at w->path walked for the first time?  1, or
  * 0 (logged), or ZF_ENOMEM.  Without identities (dev = ino = 0) always 1. */
-static int first_visit(walker *w, uint64_t dev, uint64_t ino)
+static int first_visit(zf_walker *w, uint64_t dev, uint64_t ino)
 {
     if (!dev && !ino)
         return 1;
     if (2 * (w->nseen + 1) > w->seen_cap && seen_grow(w))
         return ZF_ENOMEM;
-    seen_dir *s = seen_slot(w, dev, ino);
+    zf_seen_dir *s = seen_slot(w, dev, ino);
     if (s->path) {
         log_again(w, s->path);
         return 0;
@@ -501,21 +202,21 @@ static void free_children(children *c)
     free(c->v);
 }
 
-static int walk(walker *w, size_t dir, const char *name, int depth);
+static int walk(zf_walker *w, size_t dir, const char *name, int depth);
 
 /* walk the directory at w->path (name, in directory dir) unless walked already */
-static int enter(walker *w, size_t dir, const char *name, uint64_t dev, uint64_t ino, int depth)
+static int enter(zf_walker *w, size_t dir, const char *name, uint64_t dev, uint64_t ino, int depth)
 {
     int first = first_visit(w, dev, ino);
     return first == 1 ? walk(w, dir, name, depth) : first;
 }
 
 /* queue the symlinked directory at w->path for after the real paths */
-static int defer(walker *w, size_t dir, int depth, const child *ch)
+static int defer(zf_walker *w, size_t dir, int depth, const child *ch)
 {
     if (w->nlater == w->later_cap) {
         size_t cap = w->later_cap ? 2 * w->later_cap : 16;
-        later *v = realloc(w->later, cap * sizeof *v);
+        zf_later *v = realloc(w->later, cap * sizeof *v);
         if (!v)
             return ZF_ENOMEM;
         w->later = v;
@@ -524,12 +225,12 @@ static int defer(walker *w, size_t dir, int depth, const child *ch)
     char *path = strdup(w->path);
     if (!path)
         return ZF_ENOMEM;
-    w->later[w->nlater++] = (later){dir, depth, ch->dev, ch->ino, path};
+    w->later[w->nlater++] = (zf_later){dir, depth, ch->dev, ch->ino, path};
     return ZF_OK;
 }
 
 /* visit child ch of the group at w->path (node dir) */
-static int visit_child(walker *w, size_t dir, const child *ch, int depth)
+static int visit_child(zf_walker *w, size_t dir, const child *ch, int depth)
 {
     size_t keep = w->plen;
     if (!safe_name(ch->name)) {
@@ -549,7 +250,7 @@ static int visit_child(walker *w, size_t dir, const child *ch, int depth)
 
 /* log that the group at w->path shows no children: the store cannot be
  * listed (plain HTTP) and has no consolidated metadata */
-static void log_unlisted(const walker *w)
+static void log_unlisted(const zf_walker *w)
 {
     zf_log("%s%s%s: a group, but this store cannot be listed and has no consolidated "
            "metadata; its children are not shown (consolidate the store's metadata, e.g. "
@@ -558,7 +259,7 @@ static void log_unlisted(const walker *w)
 }
 
 /* walk the group at w->path (node dir): its child directories in name order */
-static int walk_group(walker *w, size_t dir, int depth)
+static int walk_group(zf_walker *w, size_t dir, int depth)
 {
     if (depth >= ZF_MAX_DEPTH) {
         zf_log("%s/%s: groups nested deeper than %d; children skipped", zf_store_path(w->store),
@@ -583,14 +284,14 @@ static int walk_group(walker *w, size_t dir, int depth)
 /* classify the node at w->path and add it if it is a timedelta64 array;
  * *group says whether it is a group to walk.  Not inlined: the metadata
  * lives in this frame only, not in every level of the recursion. */
-__attribute__((noinline)) static int visit_node(walker *w, size_t dir, const char *name,
-                                                int depth, int *group)
+__attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const char *name,
+              int depth, int *group)
 {
     zf_node_kind kind;
     zf_meta m;
     memset(&m, 0, sizeof m);
     *group = 0;
-    int rc = classify(w, w->path, &kind, &m);
+    int rc = zf_walk_classify(w, w->path, &kind, &m);
     if (rc == ZF_ENOMEM)
         return rc;
     if (rc) { /* a broken root fails the whole tree; anything deeper is left out */
@@ -599,22 +300,23 @@ __attribute__((noinline)) static int visit_node(walker *w, size_t dir, const cha
     }
     if (kind == ZF_KIND_GROUP) {
         if (depth == 0)
-            log_cons_unused(w);
+            zf_walk_log_cons_unused(w);
         *group = 1;
         return ZF_OK;
     }
     if (kind != ZF_KIND_TIMEDELTA || !zf_cf_shown(&m.cf, w->t->opts->cf)) { /* or -o cf= hides it */
         w->other++;
         zf_meta_clear(&m);
-        return remember_other(w->t, w->path);
+        return zf_tree_remember_other(w->t, w->path);
     }
-    rc = add_array(w, dir, name, w->path, &m);
+    rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin);
+    w->shown += rc == ZF_OK;
     zf_meta_clear(&m);
     return rc;
 }
 
 /* add the node at w->path (named name, in directory dir) and its descendants */
-static int walk(walker *w, size_t dir, const char *name, int depth)
+static int walk(zf_walker *w, size_t dir, const char *name, int depth)
 {
     int group;
     int rc = visit_node(w, dir, name, depth, &group);
@@ -627,11 +329,11 @@ static int walk(walker *w, size_t dir, const char *name, int depth)
 }
 
 /* walk the symlinked directories queued, in order (walking them may queue more) */
-static int walk_later(walker *w)
+static int walk_later(zf_walker *w)
 {
     int rc = ZF_OK;
     for (size_t i = 0; rc == ZF_OK && i < w->nlater; i++) {
-        later d = w->later[i]; /* a copy: the queue may move as it grows */
+        zf_later d = w->later[i]; /* a copy: the queue may move as it grows */
         w->later[i].path = NULL;
         size_t n = strlen(d.path); /* < ZF_KEY_MAX: it was in w->path */
         memcpy(w->path, d.path, n + 1);
@@ -671,7 +373,7 @@ static size_t root_limit(void)
 }
 
 /* free what only the walk needed */
-static void walker_free(walker *w)
+static void walker_free(zf_walker *w)
 {
     for (size_t i = 0; i < w->seen_cap; i++)
         free(w->seen[i].path);
@@ -685,7 +387,7 @@ static void walker_free(walker *w)
 
 int zf_tree_walk(zf_tree *t)
 {
-    walker *w = calloc(1, sizeof *w); /* holds a ZF_KEY_MAX path: not on the stack */
+    zf_walker *w = calloc(1, sizeof *w); /* holds a ZF_KEY_MAX path: not on the stack */
     if (!w)
         return ZF_ENOMEM;
     w->t = t;

@@ -1,0 +1,128 @@
+/* node.c - the tree's node table as the walk (walk.c) fills it: appending a
+ * node under its directory, an array's three files (with names that fit),
+ * the keys of the arrays not shown, and facts about the store mixed into
+ * the tree's fingerprint.  Numbering and lookups: tree.c. */
+#include "tree_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/err.h"
+#include "base/log.h"
+
+size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
+{
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        zf_node *n = realloc(t->nodes, cap * sizeof *n);
+        if (!n)
+            return 0;
+        t->nodes = n;
+        t->cap = cap;
+    }
+    zf_node *n = &t->nodes[t->count];
+    memset(n, 0, sizeof *n);
+    if (!(n->name = strdup(name)))
+        return 0;
+    size_t id = ++t->count;
+    n->is_dir = is_dir;
+    if (parent) {
+        zf_node *p = &t->nodes[parent - 1];
+        size_t *c = realloc(p->children, (p->nchildren + 1) * sizeof *c);
+        if (!c)
+            return 0;
+        p->children = c;
+        p->children[p->nchildren++] = id;
+    }
+    return id;
+}
+
+/* an order-independent sum: the walk may visit nodes in any order */
+void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
+{
+    zf_fp one;
+    zf_fp_init(&one);
+    zf_fp_add(&one, path, strlen(path));
+    zf_fp_add(&one, data, n);
+    t->fp.a += one.a;
+    t->fp.b += one.b;
+}
+
+/* remember the key of an array not shown (it may label others: coords.c) */
+int zf_tree_remember_other(zf_tree *t, const char *path)
+{
+    if (t->nothers == t->others_cap) {
+        size_t cap = t->others_cap ? t->others_cap * 2 : 16;
+        char **o = realloc(t->others, cap * sizeof *o);
+        if (!o)
+            return ZF_ENOMEM;
+        t->others = o;
+        t->others_cap = cap;
+    }
+    return (t->others[t->nothers] = strdup(path)) ? (t->nothers++, ZF_OK) : ZF_ENOMEM;
+}
+
+/* the stem of an array's file names into stem: the name itself when NAME.info
+ * fits NAME_MAX, else its first bytes (whole UTF-8 characters), "~" and 8 hex
+ * digits of a hash of the whole name; returns whether it was shortened */
+static int file_stem(const char *name, char stem[ZF_STEM_MAX + 1])
+{
+    size_t len = strlen(name);
+    if (len <= ZF_STEM_MAX) {
+        memcpy(stem, name, len + 1);
+        return 0;
+    }
+    size_t keep = ZF_STEM_MAX - 9;
+    while (keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80) /* not inside a character */
+        keep--;
+    zf_fp fp;
+    zf_fp_init(&fp);
+    zf_fp_add(&fp, name, len);
+    snprintf(stem, ZF_STEM_MAX + 1, "%.*s~%08x", (int)keep, name, (unsigned)(fp.a >> 32));
+    return 1;
+}
+
+/* add the files of the timedelta64 array at path (named name, in directory
+ * dir); takes m's contents.  The array keeps its whole name (the CSV header,
+ * .info), its files a stem that fits */
+int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m,
+                      const zf_fp *origin)
+{
+    if (t->narrays == t->arrays_cap) {
+        size_t cap = t->arrays_cap ? t->arrays_cap * 2 : 16;
+        zf_array **a = realloc(t->arrays, cap * sizeof *a);
+        zf_layout **l = a ? realloc(t->layouts, cap * sizeof *l) : NULL;
+        if (a)
+            t->arrays = a;
+        if (!l)
+            return ZF_ENOMEM;
+        t->layouts = l;
+        t->arrays_cap = cap;
+    }
+    zf_array *a = zf_array_new(t->store, path, m, t->cache);
+    zf_layout *l = a ? zf_layout_new(a, name, t->opts) : NULL;
+    if (!l) {
+        zf_array_free(a);
+        return ZF_ENOMEM;
+    }
+    zf_array_set_origin(a, origin);
+    t->arrays[t->narrays] = a;
+    t->layouts[t->narrays++] = l;
+    char stem[ZF_STEM_MAX + 1];
+    if (file_stem(name, stem))
+        zf_log("%s/%s: the name is longer than %d bytes; its files are %s.txt, .csv and .info",
+               zf_store_path(t->store), path, ZF_STEM_MAX, stem);
+    static const char *const ext[3] = {".txt", ".csv", ".info"};
+    for (int v = 0; v < 3; v++) {
+        char fname[ZF_STEM_MAX + 6];
+        snprintf(fname, sizeof fname, "%s%s", stem, ext[v]);
+        size_t id = zf_tree_add_node(t, dir, fname, 0);
+        if (!id)
+            return ZF_ENOMEM;
+        t->nodes[id - 1].layout = l;
+        t->nodes[id - 1].view = (zf_view)v;
+    }
+    return ZF_OK;
+}
+
