@@ -162,7 +162,8 @@ static void names_free(names *ns)
 /* give each name once, as a directory */
 static int names_give(names *ns, zf_store_list_fn fn, void *ctx)
 {
-    qsort(ns->v, ns->n, sizeof *ns->v, by_str);
+    if (ns->n > 1)
+        qsort(ns->v, ns->n, sizeof *ns->v, by_str);
     for (size_t i = 0; i < ns->n; i++) {
         if (i && !strcmp(ns->v[i], ns->v[i - 1]))
             continue;

@@ -165,7 +165,8 @@ static int by_name(const void *a, const void *b)
 /* "; WHAT: a, b, c" of ns (sorted; tags with a tombstone left out) */
 static void put_names(const ic_repo *r, zf_sbuf *b, const char *what, names *ns, int tags)
 {
-    qsort(ns->v, ns->n, sizeof *ns->v, by_name);
+    if (ns->n > 1)
+        qsort(ns->v, ns->n, sizeof *ns->v, by_name);
     zf_sbuf_printf(b, "; %s: ", what);
     size_t shown = 0;
     for (size_t i = 0; i < ns->n; i++) {

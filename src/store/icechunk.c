@@ -241,7 +241,10 @@ static void resolve_runs(const ic_view *v, zf_store_req *reqs, size_t n, run *ru
             ic_key_parse(&v->snap, q->key, &k);
             r->m = NULL;
             r->rc = k.kind == IC_KEY_CHUNK ? key_ref(v, &k, &r->m, &r->ref, r->err, sizeof r->err)
+                    : k.kind == IC_KEY_META && k.node->meta ? ZF_OK
                     : k.kind == IC_KEY_NONE ? ZF_ENOTFOUND : ZF_ECORRUPT;
+            if (k.kind == IC_KEY_META && k.node->meta) /* a node's zarr.json: as inline bytes */
+                r->ref = (ic_ref){.kind = IC_REF_INLINE, .data = k.node->meta, .length = k.node->mlen};
             if (r->rc == ZF_OK && r->ref.kind == IC_REF_NATIVE)
                 chunk_key(&r->ref, r->key, sizeof r->key);
         }
