@@ -8,8 +8,9 @@ Everything is configured by environment variables that scripts/bench sets:
     ZF_BENCH_SHM     tmpfs dir for the reference copy of the text (removed at exit)
     ZF_BIN, ZF_MINIFUSE  the two daemons
     ZF_BENCH_REPORT  where the Markdown report is written (besides stdout)
-    ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only)
-                     or remote (row 15, bench/remote.py)
+    ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only),
+                     remote (row 15, bench/remote.py) or icechunk (row 17,
+                     bench/icbench.py)
 
 Every mount is a fresh daemon in the foreground (-f) on its own mount point
 under the work dir; every wait has a timeout; every mount is unmounted and
@@ -353,10 +354,10 @@ def warm_tree(root):
 def main():
     for d in (MNTROOT, PIDDIR, LOGDIR, SHM):
         os.makedirs(d, exist_ok=True)
-    if ROWS not in ("all", "local", "labels", "remote"):
-        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels or remote")
+    if ROWS not in ("all", "local", "labels", "remote", "icechunk"):
+        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels, remote or icechunk")
     log(f"bench: N={N}, runs={RUNS}, store {STORE}, rows {ROWS}")
-    if ROWS != "remote":
+    if ROWS not in ("remote", "icechunk"):
         warm_store()  # "store files in page cache"
     QUIET[0] = wait_quiet(QUIET_WAIT)
     log(f"bench: CPU used by others before starting: {QUIET[0]:.0%}")
@@ -367,6 +368,9 @@ def main():
     if ROWS in ("all", "remote"):
         import remote  # bench/ is the script's directory
         remote.rows(sys.modules[__name__])
+    if ROWS in ("all", "icechunk"):
+        import icbench
+        icbench.rows(sys.modules[__name__])
     report()
     return 0 if all(gating) else 1
 
@@ -707,10 +711,15 @@ def report():
     out = []
     if ROWS == "remote":
         out.append("### zarrfs benchmark, remote stores only (ZF_BENCH_ROWS=remote)\n")
+    elif ROWS == "icechunk":
+        out.append("### zarrfs benchmark, Icechunk repositories only (ZF_BENCH_ROWS=icechunk)\n")
     else:
         out.append(f"### zarrfs benchmark, N = {N:.0e} ({N} elements per array)\n")
     out.append(machine())
-    if ROWS == "remote":
+    if ROWS == "icechunk":
+        out.append(f"Data: bench/icgen.py's forecast (row 17's note). Figures are medians of "
+                   f"{RUNS} runs (peers: {PEER_RUNS}); output to /dev/null everywhere.\n")
+    elif ROWS == "remote":
         out.append(f"Data: bench/gen.py's store with 10^7 values per array, consolidated "
                    f"(timedelta64[ns], chunks of 10^6, bytes + zstd), in the servers' page "
                    f"cache. Figures are medians of {RUNS} runs (peers: {PEER_RUNS}); output to "
