@@ -535,8 +535,11 @@ static int each_in(ic_repo *r, const ic_snap *s, const ic_node *a, uint32_t i, c
     return rc == ZF_ENOTFOUND ? ZF_OK : rc;
 }
 
-int ic_chunks_each(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coords *prefix,
-                   int need_refs, ic_chunk_fn fn, void *ctx, char *err, size_t errcap)
+/* each_in for every manifest reference of a in turn: all of them, or (each)
+ * the next one also after fn stopped in one (whether any chunk is there) */
+static int each_manifest(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coords *prefix,
+                         int need_refs, ic_chunk_fn fn, void *ctx, int each, char *err,
+                         size_t errcap)
 {
     if (a->damage)
         return ERR(ZF_ECORRUPT, "%s", a->damage);
@@ -546,10 +549,16 @@ int ic_chunks_each(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coor
         if (manifest_ref(a, i, &id, &ext) != ZF_OK)
             return ERR(ZF_ECORRUPT, "the snapshot's manifest reference %u of this array is damaged", i);
         int rc = each_in(r, s, a, i, prefix, need_refs, fn, ctx, err, errcap);
-        if (rc != ZF_OK)
+        if (rc < 0 || (rc > 0 && !each))
             return rc;
     }
     return ZF_OK;
+}
+
+int ic_chunks_each(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coords *prefix,
+                   int need_refs, ic_chunk_fn fn, void *ctx, char *err, size_t errcap)
+{
+    return each_manifest(r, s, a, prefix, need_refs, fn, ctx, 0, err, errcap);
 }
 
 /* stop at the first chunk */
@@ -564,19 +573,9 @@ static int first_chunk(void *arg, const ic_coords *c, const ic_ref *ref)
 int ic_chunks_any(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coords *prefix,
                   char *err, size_t errcap)
 {
-    int found = 0;
-    if (a->damage)
-        return ERR(ZF_ECORRUPT, "%s", a->damage);
     /* every manifest that may hold such chunks is asked: one that cannot be
      * read fails the question as it fails a listing */
-    for (uint32_t i = 0; i < a->manifests.count; i++) {
-        const uint8_t *id;
-        zf_fb_vec ext;
-        if (manifest_ref(a, i, &id, &ext) != ZF_OK)
-            return ERR(ZF_ECORRUPT, "the snapshot's manifest reference %u of this array is damaged", i);
-        int rc = each_in(r, s, a, i, prefix, 0, first_chunk, &found, err, errcap);
-        if (rc < 0)
-            return rc;
-    }
-    return found;
+    int found = 0;
+    int rc = each_manifest(r, s, a, prefix, 0, first_chunk, &found, 1, err, errcap);
+    return rc < 0 ? rc : found;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "store/url.h"
 
 #define URL_MAX 4096
 #define GAP_MAX (64u << 10)        /* neighbours at most this far apart are read together */
@@ -77,13 +78,6 @@ int zf_targets_allowed(const zf_targets *t, const char *url, char *out, size_t c
 
 /* ------------------------------------------------------------ locations */
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c |= 0x20;
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 /* %-decode s (n bytes) into out; refuse bad escapes, NUL, and "." or ".."
  * segments or empty segments the decoding made */
@@ -93,7 +87,7 @@ static int decode_key(const char *s, size_t n, char *out, size_t cap)
     for (size_t i = 0; i < n; i++) {
         int c = (unsigned char)s[i];
         if (c == '%') {
-            int h = i + 2 < n ? hexval(s[i + 1]) : -1, l = h < 0 ? -1 : hexval(s[i + 2]);
+            int h = i + 2 < n ? zf_url_hexval(s[i + 1]) : -1, l = h < 0 ? -1 : zf_url_hexval(s[i + 2]);
             if (h < 0 || l < 0)
                 return -1;
             c = h * 16 + l;

@@ -58,6 +58,9 @@ void zf_url_free(zf_url *u);
 /* "http[s]://HOST[:PORT]" of an http(s) URL: malloc'd, NULL when out of memory. */
 char *zf_url_origin(const zf_url *u);
 
+/* The value of the hex digit c (either case), or -1. */
+int zf_url_hexval(int c);
+
 /* Append s to b %-encoded: unreserved characters (A-Z a-z 0-9 - . _ ~) and
  * '/' stay, every other byte becomes %XX (upper-case hex). */
 void zf_url_escape(zf_sbuf *b, const char *s);
