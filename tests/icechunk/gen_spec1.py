@@ -177,3 +177,6 @@ def main(argv):
 
 if __name__ == "__main__":
     main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # icechunk's runtime can abort while the interpreter tears down

@@ -69,7 +69,7 @@ def spec1(tmp_path_factory):
     env = dict(os.environ, RUST_LOG="error")
     r = subprocess.run([sys.executable, str(GEN1), str(out)], capture_output=True, text=True,
                        env=env, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     return out
 
 
@@ -249,7 +249,7 @@ def spec1_scratch(tmp_path):
     out = tmp_path / "s1"
     r = subprocess.run([sys.executable, str(GEN1), str(out)], capture_output=True, text=True,
                        env=dict(os.environ, RUST_LOG="error"), timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     return out
 
 
@@ -286,7 +286,7 @@ def test_virtual_faults(spec1_scratch, zf_mount):
 # ----------------------------------------------------------------- refs that move
 
 COMMIT = """
-import sys, warnings, numpy as np, pandas as pd, xarray as xr, icechunk as ic
+import os, sys, warnings, numpy as np, pandas as pd, xarray as xr, icechunk as ic
 warnings.simplefilter("ignore")
 sys.path.insert(0, sys.argv[2])
 from icdata import forecast
@@ -294,7 +294,8 @@ repo = ic.Repository.open(ic.local_filesystem_storage(sys.argv[1]))
 s = repo.writable_session("main")
 forecast("2025-01-04", 1, 99).to_zarr(s.store, append_dim="init_time", consolidated=False,
                                       safe_chunks=False)
-print(s.commit("spec 1: one more"))
+print(s.commit("spec 1: one more"), flush=True)
+os._exit(0)
 """
 
 
