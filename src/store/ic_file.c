@@ -8,7 +8,7 @@
 #include "base/err.h"
 #include "store/ic_impl.h"
 
-#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
+#define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
 
 /* "ICE🧊CHUNK": the first 12 bytes of every metadata file */
 static const uint8_t magic[12] = {'I', 'C', 'E', 0xF0, 0x9F, 0xA7, 0x8A, 'C', 'H', 'U', 'N', 'K'};

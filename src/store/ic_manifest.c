@@ -17,7 +17,7 @@
 #include "base/err.h"
 #include "store/ic_impl.h"
 
-#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
+#define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
 
 #define LOCATION_MAX 1024   /* the writer's bound on a compressed location, decoded */
 #define CHECKED_MAX 4096    /* arrays of one manifest whose references are remembered as checked */
@@ -470,7 +470,7 @@ int ic_chunk_ref(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coords
                  ic_ref *ref, char *err, size_t errcap)
 {
     *m = NULL;
-    uint32_t i;
+    uint32_t i = 0;
     const uint8_t *id;
     zf_fb_vec ext, refs;
     if (a->damage)

@@ -12,7 +12,7 @@
 #include "base/sbuf.h"
 #include "store/ic_impl.h"
 
-#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
+#define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
 
 #define REF_JSON_MAX 4096   /* a spec 1 ref.json: {"snapshot":"ID"} */
 #define NAMES_SHOWN 20      /* names an "unknown ref" line lists */

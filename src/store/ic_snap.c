@@ -12,7 +12,7 @@
 #include "base/err.h"
 #include "store/ic_impl.h"
 
-#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
+#define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
 
 /* is p (n bytes) a node path: "/" or "/a/b", no empty, "." or ".." segment, no NUL? */
 static int valid_path(const char *p, size_t n)

@@ -10,7 +10,7 @@
 #include "base/flexbuf.h"
 #include "store/ic_impl.h"
 
-#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
+#define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
 
 #define VCC_MAX 1024   /* containers read (a configuration lists a handful) */
 

@@ -12,7 +12,7 @@
 #include "base/err.h"
 #include "store/ic_impl.h"
 
-#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
+#define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
 
 #define DEFAULT_CACHE ((size_t)256 << 20)
 #define FILE_MIN ((size_t)64 << 20)   /* a metadata file may always decode to this much */

@@ -15,7 +15,7 @@
 #define GAP_MAX (64u << 10)        /* neighbours at most this far apart are read together */
 #define READ_MAX ((size_t)16 << 20) /* ... up to this much at once */
 
-#define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
+#define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
 
 /* one opened location root */
 typedef struct pooled {
