@@ -11,7 +11,8 @@ void zf_help_print(const char *prog)
     printf("usage: %s [options] STORE MOUNTPOINT\n\n"
            "Mount the Zarr store STORE (a directory, Zarr format v3 or v2) read-only at\n"
            "MOUNTPOINT (a directory), showing every numpy.timedelta64 array NAME of the\n"
-           "store as text files, and every group as a directory.\n\n"
+           "store as text files, and every group as a directory.  An Icechunk repository\n"
+           "shows as the Zarr store of one of its snapshots (-o branch=, tag=, snapshot=).\n\n"
            "Files of each array NAME:\n", prog);
 #define X(ext, desc) zf_help_row("NAME" ext, desc, NULL);
     ZF_VIEWS(X)
