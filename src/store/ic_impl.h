@@ -41,7 +41,10 @@ enum { FB_REPO_SPEC = 0, FB_REPO_TAGS, FB_REPO_BRANCHES, FB_REPO_DELETED_TAGS, F
        FB_REPO_STATUS, FB_REPO_METADATA, FB_REPO_UPDATES, FB_REPO_BEFORE, FB_REPO_CONFIG };
 enum { FB_REF_NAME = 0, FB_REF_INDEX };
 enum { FB_SNAPINFO_ID = 0, FB_SNAPINFO_PARENT, FB_SNAPINFO_FLUSHED, FB_SNAPINFO_MESSAGE };
-enum { FB_SNAP_ID = 0, FB_SNAP_PARENT, FB_SNAP_NODES, FB_SNAP_FLUSHED, FB_SNAP_MESSAGE };
+enum { FB_SNAP_ID = 0, FB_SNAP_PARENT, FB_SNAP_NODES, FB_SNAP_FLUSHED, FB_SNAP_MESSAGE,
+       FB_SNAP_METADATA, FB_SNAP_FILES, FB_SNAP_FILES_V2 };
+enum { FB_FILEINFO_ID = 0, FB_FILEINFO_SIZE };  /* ManifestFileInfoV2 */
+#define IC_FILEINFO_V1 32                        /* struct ManifestFileInfo: id, pad, u64, u32, pad */
 enum { FB_NODE_ID = 0, FB_NODE_PATH, FB_NODE_USER_DATA, FB_NODE_DATA_TYPE, FB_NODE_DATA };
 enum { FB_NODE_ARRAY = 1, FB_NODE_GROUP = 2 };  /* the NodeData union's types */
 enum { FB_ARRAY_SHAPE = 0, FB_ARRAY_DIM_NAMES, FB_ARRAY_MANIFESTS, FB_ARRAY_SHAPE_V2 };
@@ -236,6 +239,13 @@ int ic_chunks_each(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coor
  * or the error of a manifest that may hold one and cannot be read. */
 int ic_chunks_any(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coords *prefix,
                   char *err, size_t errcap);
+
+/* Fetch the small manifests snapshot s lists (those of coordinates and time
+ * arrays, typically: each at most 256 KiB, 4 MiB in all, within the cache's
+ * budget) all at once, one round trip, into the cache (a remote repository:
+ * the size passes then wait for chunks only).  Best effort: a manifest not
+ * fetched so is read when needed. */
+void ic_manifest_prefetch(ic_repo *r, const ic_snap *s);
 
 /* Give back a manifest reference; NULL is allowed. */
 void ic_manifest_put(ic_repo *r, ic_manifest *m);

@@ -21,6 +21,8 @@
 
 #define LOCATION_MAX 1024   /* the writer's bound on a compressed location, decoded */
 #define CHECKED_MAX 4096    /* arrays of one manifest whose references are remembered as checked */
+#define PREFETCH_EACH ((uint64_t)256 << 10) /* manifests fetched at once at the start: each at most */
+#define PREFETCH_ALL ((uint64_t)4 << 20)    /* ... and all of them at most (and the cache's budget) */
 
 /* an array of the manifest whose references were checked, and the verdict */
 typedef struct checked {
@@ -191,6 +193,100 @@ static int acquire(ic_repo *r, const uint8_t id[IC_ID_LEN], ic_manifest **out, c
         (void)ERR(rc, "%s", m->err);
     *out = m;
     return rc;
+}
+
+/* the i-th manifest file a snapshot lists (spec 1's structs v1, else spec 2's tables v2): its id and size */
+static int file_info(const zf_fb_vec *v1, const zf_fb_vec *v2, uint32_t i, const uint8_t **id,
+                     uint64_t *size)
+{
+    if (v1) {
+        const uint8_t *p = zf_fb_vec_at(v1, i);
+        *id = p;
+        *size = zf_fb_le64(p + 16);
+        return ZF_OK;
+    }
+    zf_fb_table t;
+    return zf_fb_vec_table(v2, i, &t) == ZF_OK && zf_fb_struct(&t, FB_FILEINFO_ID, IC_ID_LEN, id) == ZF_OK &&
+                   zf_fb_u64(&t, FB_FILEINFO_SIZE, 0, size) == ZF_OK
+               ? ZF_OK : ZF_ECORRUPT;
+}
+
+/* is manifest id cached (or loading)?  (lock held) */
+static int cached(const ic_repo *r, const uint8_t *id)
+{
+    for (const ic_manifest *m = r->lru; m; m = m->next)
+        if (!m->failed && !memcmp(m->id, id, IC_ID_LEN))
+            return 1;
+    return 0;
+}
+
+/* a fetched manifest decoded into the cache (unless another thread got there) */
+static void adopt(ic_repo *r, const uint8_t *id, const uint8_t *raw, size_t n)
+{
+    ic_manifest *m = calloc(1, sizeof *m), *dead = NULL;
+    if (!m)
+        return;
+    memcpy(m->id, id, IC_ID_LEN);
+    if (ic_file_decode(raw, n, IC_MANIFEST, r->max_file, &m->file, NULL, 0) != ZF_OK ||
+        open_manifest(m, NULL, 0) != ZF_OK) {
+        manifest_free(m);
+        return;
+    }
+    pthread_mutex_lock(&r->mu);
+    if (cached(r, id) || r->cached_bytes + m->file.len > r->budget) {
+        pthread_mutex_unlock(&r->mu);
+        manifest_free(m);
+        return;
+    }
+    push_front(r, m);
+    r->cached_bytes += m->file.len;
+    evict(r, &dead);
+    pthread_mutex_unlock(&r->mu);
+    while (dead) {
+        ic_manifest *next = dead->next;
+        manifest_free(dead);
+        dead = next;
+    }
+}
+
+void ic_manifest_prefetch(ic_repo *r, const ic_snap *s)
+{
+    enum { MOST = 256 };
+    const uint64_t each_max = PREFETCH_EACH, all_max = r->budget < PREFETCH_ALL ? r->budget : PREFETCH_ALL;
+    zf_fb_vec v1, v2;
+    int has1 = zf_fb_vector(&s->file.root, FB_SNAP_FILES, IC_FILEINFO_V1, &v1) == ZF_OK && v1.count;
+    if (!has1 && zf_fb_vector(&s->file.root, FB_SNAP_FILES_V2, 4, &v2) != ZF_OK)
+        return;
+    uint32_t n = has1 ? v1.count : v2.count, k = 0;
+    zf_store_req *q = calloc(MOST, sizeof *q);
+    const uint8_t **ids = calloc(MOST, sizeof *ids);
+    char (*keys)[32] = calloc(MOST, sizeof *keys);
+    uint64_t total = 0;
+    for (uint32_t i = 0; q && ids && keys && i < n && k < MOST; i++) {
+        uint64_t size;
+        char text[IC_ID_TEXT];
+        if (file_info(has1 ? &v1 : NULL, &v2, i, &ids[k], &size) != ZF_OK || size < IC_HEADER_LEN ||
+            size > each_max || total + size > all_max)
+            continue; /* large (a data variable's, most likely) or damaged: read when needed */
+        uint8_t *buf = malloc((size_t)size);
+        if (!buf)
+            continue;
+        total += size;
+        ic_id_text(ids[k], IC_ID_LEN, text);
+        snprintf(keys[k], sizeof keys[k], "manifests/%s", text);
+        q[k] = (zf_store_req){.key = keys[k], .off = 0, .len = (size_t)size, .buf = buf};
+        k++;
+    }
+    if (k)
+        zf_store_read_many(r->raw, q, k);
+    for (uint32_t i = 0; i < k; i++) {
+        if (q[i].rc == ZF_OK)
+            adopt(r, ids[i], q[i].buf, q[i].len);
+        free(q[i].buf);
+    }
+    free(q);
+    free(ids);
+    free(keys);
 }
 
 void ic_manifest_put(ic_repo *r, ic_manifest *m)

@@ -413,6 +413,8 @@ static int view_open(ic_repo *r, const ic_target *t, const ic_file *repo, zf_sto
         free(s);
         return rc;
     }
+    if (r->raw->remote) /* one round trip for every manifest, now, rather than one per array */
+        ic_manifest_prefetch(r, &v->snap);
     ic_repo_hold(r);
     v->repo = r;
     v->target = *t;

@@ -290,6 +290,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     raw->impl = m;
     raw->name = strdup("mem");
     raw->parallel = 1;
+    raw->remote = 1; /* the manifests prefetched at open, too */
     zf_icechunk_opts o = {.virtual_ok = "file:///zf-fuzz/,s3://zf-fuzz/", .cache_bytes = 4 << 20,
                           .open_target = refuse};
     zf_store *s = NULL;
