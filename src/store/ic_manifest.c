@@ -471,6 +471,32 @@ static int covering(const ic_node *a, const ic_coords *c, uint32_t *i, char *err
     return ZF_ENOTFOUND;
 }
 
+/* a zstd context for the calling thread (freed when it ends): one per
+ * thread, not one per compressed location */
+static pthread_key_t dctx_key;
+static pthread_once_t dctx_once = PTHREAD_ONCE_INIT;
+
+static void dctx_free(void *p)
+{
+    ZSTD_freeDCtx(p);
+}
+
+static void dctx_init(void)
+{
+    pthread_key_create(&dctx_key, dctx_free);
+}
+
+static ZSTD_DCtx *thread_dctx(void)
+{
+    pthread_once(&dctx_once, dctx_init);
+    ZSTD_DCtx *dc = pthread_getspecific(dctx_key);
+    if (!dc && (dc = ZSTD_createDCtx()) && pthread_setspecific(dctx_key, dc) != 0) {
+        ZSTD_freeDCtx(dc);
+        dc = NULL;
+    }
+    return dc;
+}
+
 /* the virtual location of reference t into ref->url (decompressed, vcc expanded) */
 static int decode_location(const ic_manifest *m, const ic_snap *s, const zf_fb_table *t, ic_ref *ref,
                            char *err, size_t errcap)
@@ -481,10 +507,9 @@ static int decode_location(const ic_manifest *m, const ic_snap *s, const zf_fb_t
     zf_fb_vec comp;
     int rc = zf_fb_vector(t, FB_CREF_COMPRESSED_LOCATION, 1, &comp);
     if (rc == ZF_OK) {
-        ZSTD_DCtx *dc = m->dict ? ZSTD_createDCtx() : NULL;
+        ZSTD_DCtx *dc = m->dict ? thread_dctx() : NULL;
         size_t got = dc ? ZSTD_decompress_usingDDict(dc, loc, LOCATION_MAX, zf_fb_vec_at(&comp, 0),
                                                       comp.count, m->dict) : 0;
-        ZSTD_freeDCtx(dc);
         if (!m->dict)
             return ERR(ZF_ECORRUPT, "a compressed location, but the manifest has no dictionary");
         if (!dc)
