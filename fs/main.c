@@ -256,12 +256,19 @@ typedef struct settings {
     char index_dir[4096];
 } settings;
 
+/* a remote store's credential refreshes and their failures, into the log */
+static void cred_note(zf_log_level level, const char *line)
+{
+    zf_log_msg(level, "%s", line);
+}
+
 /* the store's options of the command line (store/open.h) into so; the
  * exit status (1 after a line on stderr) */
 static int store_options(const cli *c, zf_store_opts *so)
 {
     char err[256];
     int rc = ZF_OK;
+    so->note = cred_note;
 #define SET_VAL(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, c->id, err, sizeof err);
 #define SET_FLAG(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, NULL, err, sizeof err);
 #define X(id, kind, arg, def, desc) SET_##kind(id) if (rc == ZF_ENOTFOUND) rc = ZF_OK;

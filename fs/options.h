@@ -62,6 +62,12 @@
       "s3:// stores: the region requests are signed for")                                        \
     X(anonymous, FLAG, "", "off",                                                                \
       "s3:// stores: send unsigned requests (public buckets) and read no credentials")          \
+    X(requester_pays, FLAG, "", "off",                                                           \
+      "s3:// stores: the reader pays for the requests of a Requester Pays bucket "               \
+      "(x-amz-request-payer: requester, signed)")                                                \
+    X(bearer_token_file, VAL, "FILE", "none",                                                    \
+      "https:// stores: send the token in FILE (read again when it changes) as a bearer "       \
+      "token, to the store's host only")                                                          \
     X(branch, VAL, "NAME", "main",                                                               \
       "Icechunk repositories: the branch shown; a branch that moves is followed at the "        \
       "re-checks")                                                                               \

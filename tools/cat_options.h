@@ -30,6 +30,9 @@
       "emulator)")                                                                               \
     X("-o region=NAME", "AWS_REGION, else us-east-1", "s3:// stores: the region requests are signed for") \
     X("-o anonymous", "", "s3:// stores: send unsigned requests (public buckets)")             \
+    X("-o requester_pays", "", "s3:// stores: the reader pays for the requests (Requester Pays)") \
+    X("-o bearer_token_file=FILE", "none",                                                       \
+      "https:// stores: send the token in FILE as a bearer token, to the store's host only")     \
     X("-o branch=NAME", "main", "Icechunk repositories: the branch whose snapshot is read")    \
     X("-o tag=NAME", "", "Icechunk repositories: read the snapshot of this tag instead")       \
     X("-o snapshot=ID", "", "Icechunk repositories: read this snapshot (its 20-character id) instead") \

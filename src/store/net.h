@@ -52,6 +52,8 @@ typedef struct zf_net_opts {
     unsigned connect_timeout_ms; /* C */
     unsigned budget_ms;          /* B: a whole request, all attempts and waits */
     const char *cafile;          /* PEM CA bundle to trust instead of the system's; copied */
+    int netrc;                   /* basic authentication from ~/.netrc for https
+                                  * requests only; redirects then stay on https */
 } zf_net_opts;
 
 /* One request.  Inputs are the caller's and must stay valid during
@@ -67,9 +69,10 @@ typedef struct zf_net_opts {
  *   len == 0 (whole):  GET of the whole object into grow (reallocated, at
  *                      most max bytes), or, when grow is NULL, into buf (at
  *                      most cap bytes).
- * Redirects (at most 5, to http or https) are followed unless the request
- * has extra headers: signed requests stay with the server they were signed
- * for (a 3xx is then ZF_EIO "HTTP 301").
+ * Redirects (at most 5, to http or https; to https only for a request with a
+ * bearer token or an engine with netrc) are followed unless the request has
+ * extra headers or a method: signed requests stay with the server they were
+ * signed for (a 3xx is then ZF_EIO "HTTP 301").
  * After a non-2xx final answer the start of its body (at most 4 KiB, at most
  * what the buffer allows) is in the buffer and n says how much: an S3 error
  * document, for the caller to read a <Code> from.
@@ -93,6 +96,12 @@ typedef struct zf_net_req {
     /* in */
     const char *url;             /* absolute http(s) URL; never carries credentials */
     int head;                    /* HEAD instead of GET */
+    const char *method;          /* "POST", "PUT" (with body), or NULL: GET / HEAD */
+    const void *body;            /* the request body of a POST or PUT (body_len bytes) */
+    size_t body_len;
+    const char *bearer;          /* a bearer token for an https URL (libcurl's: sent to the
+                                  * first host only, never after a redirect to another
+                                  * host, port or scheme); NULL: none */
     uint64_t off, len;           /* ranged GET when len > 0 (see above) */
     const char *const *headers;  /* extra "Name: value" lines, NULL-terminated, or NULL */
     uint8_t *buf;                /* caller's buffer: ranged GETs, or whole ones without grow */

@@ -114,6 +114,36 @@ static struct curl_slist *header_list(const zf_net_req *r, int *oom)
     return l;
 }
 
+/* GET, HEAD, or r's method with its body */
+static void set_method(CURL *e, const zf_net_req *r)
+{
+    if (r->method) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body ? r->body : "");
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+        return;
+    }
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, NULL);
+    if (r->head)
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    else
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+}
+
+/* a bearer token, or basic authentication from ~/.netrc, on https only:
+ * libcurl keeps both to the first host, port and scheme of a redirect
+ * chain, and the chain stays on https */
+static void set_auth(zf_net *net, CURL *e, const zf_net_req *r)
+{
+    int https = !strncmp(r->url, "https://", 8);
+    const char *bearer = https ? r->bearer : NULL;
+    int netrc = net->o.netrc && https && !bearer;
+    curl_easy_setopt(e, CURLOPT_XOAUTH2_BEARER, bearer);
+    curl_easy_setopt(e, CURLOPT_HTTPAUTH, bearer ? CURLAUTH_BEARER : CURLAUTH_BASIC);
+    curl_easy_setopt(e, CURLOPT_NETRC, netrc ? (long)CURL_NETRC_OPTIONAL : (long)CURL_NETRC_IGNORED);
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, bearer || netrc ? "https" : "http,https");
+}
+
 /* start x's next attempt in the free slot s; 0 if it could not start (x is
  * then finished) */
 static int start(zf_net *net, zf_net_slot *s, zf_net_xfer *x, int64_t now)
@@ -137,14 +167,12 @@ static int start(zf_net *net, zf_net_slot *s, zf_net_xfer *x, int64_t now)
     s->errbuf[0] = '\0';
     zf_net_resp_reset(x);
     curl_easy_setopt(e, CURLOPT_URL, r->url);
-    if (r->head)
-        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    else
-        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    set_method(e, r);
+    set_auth(net, e, r);
     curl_easy_setopt(e, CURLOPT_RANGE, r->len && !r->head ? range : NULL);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->hdrs);
     /* a signed request's headers (a session token) never go to another server */
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, r->headers ? 0L : 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, r->headers || r->method ? 0L : 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, total);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, conn);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);

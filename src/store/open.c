@@ -88,10 +88,12 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
         return fail(err, errcap, ZF_EINVAL, "%s needs a value (-o %s=...)", name, name);
     if (repo)
         return set_string(repo, value);
-    int flag = !strcmp(name, "follow_symlinks") || !strcmp(name, "anonymous");
+    int flag = !strcmp(name, "follow_symlinks") || !strcmp(name, "anonymous") ||
+               !strcmp(name, "requester_pays");
     int known = flag || !strcmp(name, "connections") || !strcmp(name, "retries") ||
                 !strcmp(name, "timeout_ms") || !strcmp(name, "cafile") ||
-                !strcmp(name, "endpoint") || !strcmp(name, "region");
+                !strcmp(name, "endpoint") || !strcmp(name, "region") ||
+                !strcmp(name, "bearer_token_file");
     if (!known)
         return ZF_ENOTFOUND;
     if (flag && value)
@@ -102,6 +104,10 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
         o->follow_symlinks = 1;
     else if (!strcmp(name, "anonymous"))
         o->anonymous = 1;
+    else if (!strcmp(name, "requester_pays"))
+        o->requester_pays = 1;
+    else if (!strcmp(name, "bearer_token_file"))
+        return set_string(&o->bearer_token_file, value);
     else if (!strcmp(name, "connections"))
         return parse_uint(name, value, 1, 1024, &o->connections, err, errcap);
     else if (!strcmp(name, "retries"))
@@ -128,6 +134,7 @@ void zf_store_opts_free(zf_store_opts *o)
     free(o->tag);
     free(o->snapshot);
     free(o->virtual_ok);
+    free(o->bearer_token_file);
     memset(o, 0, sizeof *o);
 }
 
@@ -141,7 +148,8 @@ static const char *remote_option(const zf_store_opts *o)
 {
     return o->connections ? "connections" : o->retries ? "retries" : o->timeout_ms ? "timeout_ms"
            : o->cafile ? "cafile" : o->endpoint ? "endpoint" : o->region ? "region"
-           : o->anonymous ? "anonymous" : NULL;
+           : o->anonymous ? "anonymous" : o->requester_pays ? "requester_pays"
+           : o->bearer_token_file ? "bearer_token_file" : NULL;
 }
 
 /* origin and prefix of a gs:// store: the endpoint's (or GCS's), then the bucket */
@@ -174,6 +182,11 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
         return fail(err, errcap, ZF_EINVAL, "-o region= applies to s3:// stores only");
     if (o->endpoint && u->kind != ZF_URL_GS)
         return fail(err, errcap, ZF_EINVAL, "-o endpoint= applies to s3:// and gs:// stores only");
+    if (o->requester_pays)
+        return fail(err, errcap, ZF_EINVAL, "-o requester_pays applies to s3:// stores only");
+    if (o->bearer_token_file && u->kind != ZF_URL_HTTPS)
+        return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only "
+                    "(a token never goes over plain http)");
     char *origin = NULL, *prefix = NULL;
     int rc;
     if (u->kind == ZF_URL_GS) {
@@ -184,9 +197,10 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
         rc = origin && prefix ? ZF_OK : ZF_ENOMEM;
     }
     zf_net_opts no = {.connections = o->connections, .retries = o->retries,
-                      .timeout_ms = o->timeout_ms, .cafile = o->cafile};
+                      .timeout_ms = o->timeout_ms, .cafile = o->cafile,
+                      .netrc = u->kind == ZF_URL_HTTPS};
     if (rc == ZF_OK)
-        rc = zf_store_open_http(origin, prefix, spec, &no, out, err, errcap);
+        rc = zf_store_open_http(origin, prefix, spec, &no, o->bearer_token_file, out, err, errcap);
     free(origin);
     free(prefix);
     return rc;
@@ -197,11 +211,13 @@ static int open_http(const char *spec, const zf_url *u, const zf_store_opts *o, 
 static int open_s3(const zf_url *u, const zf_store_opts *o, int objects_only, zf_store **out,
                    char *err, size_t errcap)
 {
+    if (o->bearer_token_file)
+        return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only");
     zf_s3_opts so = {.cred = {.region = o->region, .endpoint = o->endpoint,
-                              .anonymous = o->anonymous},
+                              .anonymous = o->anonymous, .cafile = o->cafile, .note = o->note},
                      .net = {.connections = o->connections, .retries = o->retries,
                              .timeout_ms = o->timeout_ms, .cafile = o->cafile},
-                     .objects_only = objects_only};
+                     .objects_only = objects_only, .requester_pays = o->requester_pays};
     return zf_store_open_s3(u->host, u->path, &so, out, err, errcap);
 }
 
@@ -245,8 +261,10 @@ static zf_store_opts *target_opts(const zf_store_opts *o)
     zf_store_opts *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    /* not the bearer token: it is the repository server's, never another's */
     *c = (zf_store_opts){.connections = o->connections, .retries = o->retries,
-                         .timeout_ms = o->timeout_ms, .anonymous = o->anonymous};
+                         .timeout_ms = o->timeout_ms, .anonymous = o->anonymous,
+                         .requester_pays = o->requester_pays, .note = o->note};
     if ((o->cafile && !(c->cafile = strdup(o->cafile))) ||
         (o->endpoint && !(c->endpoint = strdup(o->endpoint))) ||
         (o->region && !(c->region = strdup(o->region)))) {

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "store/cred.h"
 #include "store/store.h"
 
 /* How to open a store.  Strings are owned (zf_store_opts_free); 0 / NULL
@@ -19,14 +20,18 @@ typedef struct zf_store_opts {
     char *cafile;            /* remote: PEM CA bundle instead of the system's */
     char *endpoint;          /* s3, gs: the server ("http[s]://host[:port][/path]") */
     char *region;            /* s3 */
-    int anonymous;           /* s3: unsigned requests */
+    int anonymous;           /* s3, gs: unsigned requests, no credentials read */
+    int requester_pays;      /* s3: x-amz-request-payer: requester (signed) */
+    char *bearer_token_file; /* https: a file holding a bearer token, re-read when it changes */
+    zf_cred_note_fn note;    /* where credential refreshes are reported (a log); not an option */
     char *branch, *tag, *snapshot; /* an Icechunk repository's snapshot shown (icechunk.h) */
     char *virtual_ok;        /* where its virtual chunks may be read from (-o virtual=) */
     size_t cache_bytes;      /* the mount's cache size (a repository's manifests take a quarter) */
 } zf_store_opts;
 
 /* Set the option name to value (NULL for a flag: follow_symlinks,
- * anonymous; branch, tag, snapshot and virtual are an Icechunk repository's).  ZF_ENOTFOUND if name is no store option (the caller's, then);
+ * anonymous, requester_pays; branch, tag, snapshot and virtual are an
+ * Icechunk repository's).  ZF_ENOTFOUND if name is no store option (the caller's, then);
  * ZF_EINVAL for a bad value, with the reason in err; ZF_ENOMEM. */
 int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char *err,
                      size_t errcap);

@@ -24,15 +24,21 @@ static int s3_read(const zf_store *s, const char *key, size_t max, zf_store_buf 
                    zf_stamp *st, char *err, size_t errcap)
 {
     const s3 *x = impl(s);
-    prep p;
-    int rc = zf_s3i_prep(x, "GET", key, NULL, 0, &p);
-    if (rc != ZF_OK)
-        return ERR(rc, "cannot sign the request");
     char nerr[160] = "";
-    zf_net_req r = {.url = p.url, .headers = p.hdrs, .grow = b, .max = max, .err = nerr,
-                    .errcap = sizeof nerr};
-    zf_net_run(x->net, &r, 1);
-    zf_s3i_prep_free(&p);
+    zf_net_req r;
+    for (int tries = 0; tries < 2; tries++) {
+        prep p;
+        int rc = zf_s3i_prep(x, "GET", key, NULL, 0, &p, err, errcap);
+        if (rc != ZF_OK)
+            return rc;
+        r = (zf_net_req){.url = p.url, .headers = p.hdrs, .grow = b, .max = max, .err = nerr,
+                         .errcap = sizeof nerr};
+        zf_net_run(x->net, &r, 1);
+        int retry = !tries && r.rc != ZF_OK && zf_s3i_expired(&p, r.status, b->p, r.n);
+        zf_s3i_prep_free(&p);
+        if (!retry)
+            break;
+    }
     if (r.rc != ZF_OK) {
         zf_s3i_reason(nerr, r.status >= 300 ? b->p : NULL, r.n, err, errcap, NULL);
         return r.rc;
@@ -48,23 +54,27 @@ typedef struct batch_item {
     char nerr[160];
 } batch_item;
 
-static int s3_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
+/* one pass of the batch over the requests not done; *expired gets how many
+ * failed because the credentials expired (left undone for another pass) */
+static int read_pass(const s3 *x, zf_store_req *reqs, size_t n, unsigned char *done,
+                     size_t *expired, int may_retry)
 {
-    const s3 *x = impl(s);
     zf_net_req *nr = calloc(n ? n : 1, sizeof *nr);
     batch_item *bi = calloc(n ? n : 1, sizeof *bi);
     size_t *map = calloc(n ? n : 1, sizeof *map), k = 0;
     int rc = nr && bi && map ? ZF_OK : ZF_ENOMEM;
+    *expired = 0;
     for (size_t i = 0; rc == ZF_OK && i < n; i++) {
+        if (done[i])
+            continue;
+        done[i] = 1;
         reqs[i].rc = ZF_OK;
         if (!reqs[i].len)
             continue;
-        reqs[i].rc = zf_s3i_prep(x, "GET", reqs[i].key, NULL, 0, &bi[k].p);
-        if (reqs[i].rc != ZF_OK) {
-            if (reqs[i].err && reqs[i].errcap)
-                snprintf(reqs[i].err, reqs[i].errcap, "cannot sign the request");
+        reqs[i].rc = zf_s3i_prep(x, "GET", reqs[i].key, NULL, 0, &bi[k].p, reqs[i].err,
+                                 reqs[i].errcap);
+        if (reqs[i].rc != ZF_OK)
             continue;
-        }
         nr[k] = (zf_net_req){.url = bi[k].p.url, .headers = bi[k].p.hdrs, .off = reqs[i].off,
                              .len = reqs[i].len, .buf = reqs[i].buf, .cap = reqs[i].len,
                              .err = bi[k].nerr, .errcap = sizeof bi[k].nerr};
@@ -77,15 +87,33 @@ static int s3_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
         q->rc = nr[j].rc;
         if (q->rc == ZF_OK && q->seen)
             zf_net_req_seen(&nr[j], q->seen);
-        if (q->rc != ZF_OK)
-            zf_s3i_reason(bi[j].nerr, nr[j].status >= 300 ? q->buf : NULL, nr[j].n, q->err, q->errcap,
-                   NULL);
+        if (q->rc != ZF_OK && may_retry &&
+            zf_s3i_expired(&bi[j].p, nr[j].status, q->buf, nr[j].n)) {
+            done[map[j]] = 0; /* signed again in the next pass */
+            (*expired)++;
+        } else if (q->rc != ZF_OK) {
+            zf_s3i_reason(bi[j].nerr, nr[j].status >= 300 ? q->buf : NULL, nr[j].n, q->err,
+                          q->errcap, NULL);
+        }
     }
     for (size_t j = 0; bi && j < k; j++)
         zf_s3i_prep_free(&bi[j].p);
     free(nr);
     free(bi);
     free(map);
+    return rc;
+}
+
+static int s3_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
+{
+    unsigned char *done = calloc(n ? n : 1, 1);
+    if (!done)
+        return ZF_ENOMEM;
+    size_t expired = 0;
+    int rc = read_pass(impl(s), reqs, n, done, &expired, 1);
+    if (rc == ZF_OK && expired) /* the credentials expired: once more with new ones */
+        rc = read_pass(impl(s), reqs, n, done, &expired, 0);
+    free(done);
     for (size_t i = 0; rc == ZF_OK && i < n; i++)
         if (reqs[i].rc != ZF_OK)
             return reqs[i].rc;
@@ -100,13 +128,20 @@ static int s3_stamp(const zf_store *s, const char *key, zf_stamp *st, char *err,
         st->kind = ZF_STORE_DIR;
         return ZF_OK;
     }
-    prep p;
-    int rc = zf_s3i_prep(x, "HEAD", key, NULL, 0, &p);
-    if (rc != ZF_OK)
-        return ERR(rc, "cannot sign the request");
-    zf_net_req r = {.url = p.url, .headers = p.hdrs, .head = 1, .err = err, .errcap = errcap};
-    zf_net_run(x->net, &r, 1);
-    zf_s3i_prep_free(&p);
+    zf_net_req r;
+    int rc;
+    for (int tries = 0; tries < 2; tries++) {
+        prep p;
+        rc = zf_s3i_prep(x, "HEAD", key, NULL, 0, &p, err, errcap);
+        if (rc != ZF_OK)
+            return rc;
+        r = (zf_net_req){.url = p.url, .headers = p.hdrs, .head = 1, .err = err, .errcap = errcap};
+        zf_net_run(x->net, &r, 1);
+        int retry = !tries && r.rc != ZF_OK && zf_s3i_expired(&p, r.status, NULL, 0);
+        zf_s3i_prep_free(&p);
+        if (!retry)
+            break;
+    }
     if (r.rc == ZF_OK)
         zf_s3i_file_stamp(st, r.size, r.last_modified_ns, r.etag);
     if (r.rc != ZF_ENOTFOUND)
@@ -182,6 +217,7 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
     int rc = zf_s3i_bucket_check(bucket, err, errcap); /* before any file or variable is read */
     if (rc == ZF_OK)
         rc = max_keys(o, &x->max_keys, err, errcap);
+    x->requester_pays = o->requester_pays;
     if (rc == ZF_OK)
         rc = zf_s3cred_load(&o->cred, &x->cred, err, errcap);
     if (rc == ZF_OK)
@@ -194,7 +230,7 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
             snprintf(x->host_line, n, "Host: %s", x->addr.host);
         rc = x->prefix && x->host_line ? ZF_OK : ZF_ENOMEM;
     }
-    if (rc == ZF_OK && x->cred->access_key) { /* the signing key, shared */
+    if (rc == ZF_OK && x->cred->cred) { /* the signing key, shared */
         x->keys = calloc(1, sizeof *x->keys);
         rc = x->keys ? ZF_OK : ZF_ENOMEM;
         if (x->keys)
@@ -220,7 +256,7 @@ static int root_readable(const s3 *x)
     zf_net_req r[N];
     size_t k = 0;
     for (size_t i = 0; i < N; i++) {
-        if (zf_s3i_prep(x, "HEAD", keys[i], NULL, 0, &p[k]) != ZF_OK)
+        if (zf_s3i_prep(x, "HEAD", keys[i], NULL, 0, &p[k], NULL, 0) != ZF_OK)
             continue;
         r[k] = (zf_net_req){.url = p[k].url, .headers = p[k].hdrs, .head = 1};
         k++;
@@ -248,7 +284,10 @@ static int probe(s3 *x, char *err, size_t errcap)
         x->can_list = 0; /* read key by key, from the root's metadata */
         rc = ZF_OK;
     } else if (rc != ZF_OK) {
-        rc = ERR(rc, "%s (credentials: %s)", why, x->cred->source);
+        char src[160] = "anonymous";
+        if (x->cred->cred)
+            zf_cred_describe(x->cred->cred, src, sizeof src);
+        rc = ERR(rc, "%s (credentials: %s)", why, src);
     }
     zf_s3list_page_free(&pg);
     free(buf.p);

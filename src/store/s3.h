@@ -28,6 +28,7 @@ typedef struct zf_s3_opts {
     zf_s3cred_opts cred;  /* -o region=, -o endpoint=, -o anonymous */
     zf_net_opts net;      /* -o connections=, retries=, timeout_ms=, cafile= */
     unsigned max_keys;    /* ListObjectsV2 max-keys, 1..1000; 0: $ZF_S3_MAX_KEYS if set, else 1000 */
+    int requester_pays;   /* -o requester_pays: x-amz-request-payer: requester, signed */
     int objects_only;     /* open without the first listing: a bucket whose objects are read
                            * by key alone (virtual chunk targets), never listed */
 } zf_s3_opts;

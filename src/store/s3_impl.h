@@ -19,6 +19,7 @@
 typedef struct s3_keys {
     pthread_mutex_t lock;
     zf_sigv4_key key;
+    uint64_t gen;      /* of the credentials it was derived from */
 } s3_keys;
 
 /* The backend's state; immutable once the store is open (but keys). */
@@ -30,6 +31,7 @@ typedef struct s3 {
     char *host_line;   /* "Host: ..." */
     unsigned max_keys;
     int can_list;      /* 0: the first listing was denied (AccessDenied) */
+    int requester_pays; /* send (and sign) x-amz-request-payer: requester */
     s3_keys *keys;     /* NULL when anonymous */
 } s3;
 
@@ -41,14 +43,23 @@ int zf_s3i_bucket_check(const char *bucket, char *err, size_t errcap);
 typedef struct prep {
     char *url;
     char **sig;           /* from zf_sigv4_sign, or NULL (anonymous) */
-    const char *hdrs[8];  /* sig's lines, then Host; NULL-terminated */
+    const char *hdrs[8];  /* sig's lines, then Host (and the payer); NULL-terminated */
+    const zf_cred_value *cv; /* the credentials signed with (held), or NULL */
+    zf_cred *cred;
 } prep;
 
 /* URL and signed headers (signed now) of method on key under the store's
  * prefix, or on the bucket itself with query q when key is NULL; *p is the
- * caller's (zf_s3i_prep_free).  ZF_ENOMEM, or zf_sigv4_sign's error. */
+ * caller's (zf_s3i_prep_free).  ZF_ENOMEM, zf_sigv4_sign's error, or the
+ * credentials' (cred.h), with the reason in err. */
 int zf_s3i_prep(const s3 *b, const char *method, const char *key, const zf_sigv4_param *q,
-                size_t nq, prep *p);
+                size_t nq, prep *p, char *err, size_t errcap);
+
+/* Did a request signed as p fail because its credentials expired (S3's
+ * ExpiredToken, InvalidToken, TokenRefreshRequired; a HEAD's bare 400
+ * with temporary credentials)?  Then the provider is told (its next
+ * value is fetched anew) and 1 is returned: sign again and retry once. */
+int zf_s3i_expired(const prep *p, long status, const uint8_t *body, size_t n);
 
 /* Free (and wipe the signature lines of) a prepared request. */
 void zf_s3i_prep_free(prep *p);

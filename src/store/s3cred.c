@@ -1,6 +1,7 @@
-/* s3cred.c - S3 credentials, region and endpoint from the environment and
- * the AWS CLI's shared files (an INI dialect: [sections], key = value,
- * indented lines nesting under a key without a value, # and ; comments). */
+/* s3cred.c - S3 region and endpoint from the environment and the AWS
+ * CLI's shared files (an INI dialect: [sections], key = value, indented
+ * lines nesting under a key without a value, # and ; comments); the
+ * credentials from the chain of awschain.c. */
 #include "store/s3cred.h"
 
 #include <errno.h>
@@ -13,16 +14,12 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "store/aws_impl.h"
 
 /* A shared file larger than this is refused (they hold a few profiles). */
 #define FILE_MAX (1u << 20)
 
 #define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
-
-static char *dup_or_null(const char *s)
-{
-    return s ? strdup(s) : NULL;
-}
 
 static void wipe_free(char *s)
 {
@@ -36,21 +33,20 @@ void zf_s3cred_free(zf_s3cred *c)
 {
     if (!c)
         return;
-    free(c->access_key);
-    wipe_free(c->secret_key);
-    wipe_free(c->session_token);
+    zf_cred_free(c->cred);
     free(c->region);
     free(c->endpoint);
     free(c->ca_bundle);
     free(c);
 }
 
-/* the environment variable name, if set and not empty */
-static const char *env(const char *name)
+const char *zf_aws_env(const char *name)
 {
     const char *v = getenv(name);
     return v && *v ? v : NULL;
 }
+
+#define env zf_aws_env
 
 /* path of a shared file: $var, else ~/.aws/name (malloc'd; NULL: no home) */
 static char *shared_path(const char *var, const char *name)
@@ -72,19 +68,17 @@ static char *shared_path(const char *var, const char *name)
     return s;
 }
 
-/* the whole of a shared file (NUL-terminated; wipe when done); *text NULL
- * and ZF_OK if it does not exist */
-static int read_file(const char *path, char **text, char *err, size_t errcap)
+int zf_aws_read_file(const char *path, size_t max, char **text, char *err, size_t errcap)
 {
     *text = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR ? ZF_OK
+        return errno == ENOENT || errno == ENOTDIR ? ZF_ENOTFOUND
                                                    : ERR(ZF_ECORRUPT, "%s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
         close(fd);
-        return ERR(ZF_ECORRUPT, "%s: not a regular file of at most %u bytes", path, FILE_MAX);
+        return ERR(ZF_ECORRUPT, "%s: not a regular file of at most %zu bytes", path, max);
     }
     char *b = malloc((size_t)st.st_size + 1);
     if (!b) {
@@ -124,25 +118,27 @@ static int span_is(const char *s, const char *e, const char *word)
     return (size_t)(e - s) == n && !memcmp(s, word, n);
 }
 
-/* does the header "[...]" (s..e inside the brackets) name the profile? */
-static int section_is(const char *s, const char *e, const char *profile, int config)
+/* does the header "[...]" (s..e inside the brackets) name the section? */
+static int section_is(const char *s, const char *e, zf_aws_section sec, const char *name)
 {
     s = skip_ws(s, e);
     e = trim_end(s, e);
-    if (!config)
-        return span_is(s, e, profile);
-    if (!strcmp(profile, "default") && span_is(s, e, "default"))
+    if (sec == ZF_AWS_CRED)
+        return span_is(s, e, name);
+    if (sec == ZF_AWS_PROFILE && !strcmp(name, "default") && span_is(s, e, "default"))
         return 1;
-    if (e - s < 8 || memcmp(s, "profile", 7) || (s[7] != ' ' && s[7] != '\t'))
+    const char *word = sec == ZF_AWS_PROFILE ? "profile" : "sso-session";
+    size_t w = strlen(word);
+    if ((size_t)(e - s) < w + 1 || memcmp(s, word, w) || (s[w] != ' ' && s[w] != '\t'))
         return 0;
-    return span_is(skip_ws(s + 7, e), e, profile);
+    return span_is(skip_ws(s + w, e), e, name);
 }
 
-/* A search in an INI text: the value of key in the profile's section,
- * nested under the key sub when sub is not NULL. */
+/* A search in an INI text: the value of key in the section, nested under
+ * the key sub when sub is not NULL. */
 typedef struct ini_query {
-    const char *profile, *sub, *key;
-    int config;       /* config file: [profile NAME] sections */
+    const char *name, *sub, *key;
+    zf_aws_section sec;
     int seen;         /* out: the section exists */
 } ini_query;
 
@@ -160,7 +156,7 @@ static char *ini_find(const char *text, ini_query *q)
             continue;
         if (*s == '[' && !indented) {
             const char *close = memchr(s, ']', (size_t)(e - s));
-            in = close && section_is(s + 1, close, q->profile, q->config);
+            in = close && section_is(s + 1, close, q->sec, q->name);
             q->seen |= in;
             nested = 0;
             continue;
@@ -183,109 +179,38 @@ static char *ini_find(const char *text, ini_query *q)
     return NULL;
 }
 
-/* the region, endpoint and credentials that are not set yet, from the
- * profile's sections of the shared files */
-typedef struct found {
-    char *cred_text, *conf_text; /* the files (wiped when done) */
-    char *cred_path, *conf_path;
-} found;
-
-static void found_free(found *f)
+void zf_awsfiles_free(zf_awsfiles *f)
 {
     wipe_free(f->cred_text);
     wipe_free(f->conf_text);
     free(f->cred_path);
     free(f->conf_path);
+    memset(f, 0, sizeof *f);
 }
 
-static int load_files(found *f, char *err, size_t errcap)
+int zf_awsfiles_load(zf_awsfiles *f, char *err, size_t errcap)
 {
+    memset(f, 0, sizeof *f);
     f->cred_path = shared_path("AWS_SHARED_CREDENTIALS_FILE", "credentials");
     f->conf_path = shared_path("AWS_CONFIG_FILE", "config");
-    int rc = f->cred_path ? read_file(f->cred_path, &f->cred_text, err, errcap) : ZF_OK;
-    if (rc == ZF_OK && f->conf_path)
-        rc = read_file(f->conf_path, &f->conf_text, err, errcap);
-    return rc;
+    int rc = f->cred_path ? zf_aws_read_file(f->cred_path, FILE_MAX, &f->cred_text, err, errcap)
+                          : ZF_OK;
+    if ((rc == ZF_OK || rc == ZF_ENOTFOUND) && f->conf_path)
+        rc = zf_aws_read_file(f->conf_path, FILE_MAX, &f->conf_text, err, errcap);
+    return rc == ZF_ENOTFOUND ? ZF_OK : rc;
 }
 
-/* the value of key in the profile's section of text (config: [profile NAME]) */
-static char *lookup(const char *text, const char *profile, int config, const char *sub,
+char *zf_aws_lookup(const zf_awsfiles *f, zf_aws_section sec, const char *name, const char *sub,
                     const char *key, int *seen)
 {
+    const char *text = sec == ZF_AWS_CRED ? f->cred_text : f->conf_text;
     if (!text)
         return NULL;
-    ini_query q = {profile, sub, key, config, 0};
+    ini_query q = {name, sub, key, sec, 0};
     char *v = ini_find(text, &q);
-    *seen |= q.seen;
+    if (seen)
+        *seen |= q.seen;
     return v;
-}
-
-/* credentials from the environment, else from the profile in the files */
-static int find_keys(zf_s3cred *c, const found *f, const char *profile, int explicit_profile,
-                     int *seen, char *err, size_t errcap)
-{
-    const char *id = env("AWS_ACCESS_KEY_ID"), *secret = env("AWS_SECRET_ACCESS_KEY");
-    if (id || secret) {
-        if (!id || !secret)
-            return ERR(ZF_EINVAL, "%s is set but %s is not",
-                       id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
-                       id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
-        c->access_key = strdup(id);
-        c->secret_key = strdup(secret);
-        c->session_token = dup_or_null(env("AWS_SESSION_TOKEN"));
-        c->source = "environment";
-        return env("AWS_SESSION_TOKEN") && !c->session_token ? ZF_ENOMEM : ZF_OK;
-    }
-    for (int config = 0; config <= 1 && !c->access_key; config++) {
-        const char *text = config ? f->conf_text : f->cred_text;
-        char *i = lookup(text, profile, config, NULL, "aws_access_key_id", seen);
-        char *s = lookup(text, profile, config, NULL, "aws_secret_access_key", seen);
-        if (i && s) {
-            c->access_key = i;
-            c->secret_key = s;
-            c->session_token = lookup(text, profile, config, NULL, "aws_session_token", seen);
-            c->source = config ? "config file" : "credentials file";
-            return ZF_OK;
-        }
-        free(i);
-        wipe_free(s);
-        if (i || s)
-            return ERR(ZF_EINVAL, "profile %s in %s has only one of aws_access_key_id and "
-                       "aws_secret_access_key", profile, config ? f->conf_path : f->cred_path);
-    }
-    if (*seen)
-        return ERR(ZF_ENOTFOUND, "profile %s has no aws_access_key_id and aws_secret_access_key "
-                   "(roles, SSO and credential_process are not supported); -o anonymous for a "
-                   "public bucket", profile);
-    if (explicit_profile)
-        return ERR(ZF_EINVAL, "the profile %s (AWS_PROFILE) is in neither %s nor %s", profile,
-                   f->cred_path ? f->cred_path : "~/.aws/credentials",
-                   f->conf_path ? f->conf_path : "~/.aws/config");
-    return ERR(ZF_ENOTFOUND, "no S3 credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or "
-               "profile %s in ~/.aws/credentials); -o anonymous for a public bucket", profile);
-}
-
-/* printable ASCII without spaces (what goes into a header line) */
-static int printable(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f)
-            return 0;
-    return 1;
-}
-
-/* every copy made, and fit to go into header lines */
-static int keys_ok(const zf_s3cred *c, char *err, size_t errcap)
-{
-    if (!c->access_key || !c->secret_key)
-        return ZF_ENOMEM;
-    if (!*c->access_key || !printable(c->access_key) || strchr(c->access_key, '/'))
-        return ERR(ZF_EINVAL, "the S3 access key id (%s) holds a space, '/' or a control "
-                   "character", c->source);
-    if (c->session_token && !printable(c->session_token))
-        return ERR(ZF_EINVAL, "the S3 session token (%s) holds a space or a control character",
-                   c->source);
-    return ZF_OK;
 }
 
 /* check and normalise an endpoint URL (no trailing '/', no user:password) */
@@ -318,12 +243,12 @@ static int region_ok(const char *r)
 }
 
 /* region, endpoint and CA bundle, by precedence */
-static int find_place(zf_s3cred *c, const zf_s3cred_opts *o, const found *f,
+static int find_place(zf_s3cred *c, const zf_s3cred_opts *o, const zf_awsfiles *f,
                       const char *profile, int *seen, char *err, size_t errcap)
 {
     const char *r = o->region ? o->region : env("AWS_REGION") ? env("AWS_REGION")
                                                               : env("AWS_DEFAULT_REGION");
-    c->region = r ? strdup(r) : lookup(f->conf_text, profile, 1, NULL, "region", seen);
+    c->region = r ? strdup(r) : zf_aws_lookup(f, ZF_AWS_PROFILE, profile, NULL, "region", seen);
     if (!c->region)
         c->region = strdup("us-east-1");
     if (!c->region)
@@ -334,18 +259,23 @@ static int find_place(zf_s3cred *c, const zf_s3cred_opts *o, const found *f,
                                                                          : env("AWS_ENDPOINT_URL");
     char *fe = NULL;
     if (!e) {
-        fe = lookup(f->conf_text, profile, 1, "s3", "endpoint_url", seen);
+        fe = zf_aws_lookup(f, ZF_AWS_PROFILE, profile, "s3", "endpoint_url", seen);
         if (!fe)
-            fe = lookup(f->conf_text, profile, 1, NULL, "endpoint_url", seen);
+            fe = zf_aws_lookup(f, ZF_AWS_PROFILE, profile, NULL, "endpoint_url", seen);
         e = fe;
     }
     int rc = e ? endpoint_ok(e, &c->endpoint, err, errcap) : ZF_OK;
     free(fe);
     const char *ca = env("AWS_CA_BUNDLE");
-    c->ca_bundle = ca ? strdup(ca) : lookup(f->conf_text, profile, 1, NULL, "ca_bundle", seen);
+    c->ca_bundle = ca ? strdup(ca) : zf_aws_lookup(f, ZF_AWS_PROFILE, profile, NULL, "ca_bundle", seen);
     if (rc == ZF_OK && ca && !c->ca_bundle)
         rc = ZF_ENOMEM;
     return rc;
+}
+
+int zf_aws_endpoint_check(const char *url, char **out, char *err, size_t errcap)
+{
+    return endpoint_ok(url, out, err, errcap);
 }
 
 int zf_s3cred_load(const zf_s3cred_opts *o, zf_s3cred **out, char *err, size_t errcap)
@@ -358,17 +288,17 @@ int zf_s3cred_load(const zf_s3cred_opts *o, zf_s3cred **out, char *err, size_t e
     int explicit_profile = profile != NULL, seen = 0;
     if (!profile)
         profile = "default";
-    found f = {0};
-    int rc = load_files(&f, err, errcap);
+    zf_awsfiles f;
+    int rc = zf_awsfiles_load(&f, err, errcap);
     if (rc == ZF_OK)
         rc = find_place(c, o, &f, profile, &seen, err, errcap);
-    if (rc == ZF_OK && o->anonymous)
-        c->source = "anonymous";
-    else if (rc == ZF_OK)
-        rc = find_keys(c, &f, profile, explicit_profile, &seen, err, errcap);
-    if (rc == ZF_OK && !o->anonymous)
-        rc = keys_ok(c, err, errcap);
-    found_free(&f);
+    if (rc == ZF_OK && !o->anonymous) {
+        zf_net_opts no = {.cafile = o->cafile ? o->cafile : c->ca_bundle};
+        zf_aws_chain ch = {.files = &f, .profile = profile, .explicit_profile = explicit_profile,
+                           .region = c->region, .net = &no, .note = o->note};
+        rc = zf_aws_chain_open(&ch, &c->cred, err, errcap);
+    }
+    zf_awsfiles_free(&f);
     if (rc != ZF_OK) {
         zf_s3cred_free(c);
         return rc;

@@ -23,16 +23,22 @@ int zf_s3i_list_page(const s3 *x, const char *full, const char *token, unsigned 
     snprintf(mk, sizeof mk, "%u", max_keys);
     zf_sigv4_param q[5] = {{"list-type", "2"}, {"prefix", full}, {"delimiter", "/"},
                            {"max-keys", mk}, {"continuation-token", token}};
-    prep p;
     *page = (zf_s3list_page){0};
-    int rc = zf_s3i_prep(x, "GET", NULL, q, token ? 5 : 4, &p);
-    if (rc != ZF_OK)
-        return ERR(rc, "cannot sign the request");
     char nerr[160] = "";
-    zf_net_req r = {.url = p.url, .headers = p.hdrs, .grow = buf, .max = PAGE_MAX, .err = nerr,
-                    .errcap = sizeof nerr};
-    zf_net_run(x->net, &r, 1);
-    zf_s3i_prep_free(&p);
+    zf_net_req r;
+    for (int tries = 0; tries < 2; tries++) {
+        prep p;
+        int rc = zf_s3i_prep(x, "GET", NULL, q, token ? 5 : 4, &p, err, errcap);
+        if (rc != ZF_OK)
+            return rc;
+        r = (zf_net_req){.url = p.url, .headers = p.hdrs, .grow = buf, .max = PAGE_MAX,
+                         .err = nerr, .errcap = sizeof nerr};
+        zf_net_run(x->net, &r, 1);
+        int retry = !tries && r.rc != ZF_OK && zf_s3i_expired(&p, r.status, buf->p, r.n);
+        zf_s3i_prep_free(&p);
+        if (!retry)
+            break;
+    }
     if (r.rc != ZF_OK) {
         zf_s3i_reason(nerr, r.status >= 300 ? buf->p : NULL, r.n, err, errcap, code);
         return r.rc;

@@ -88,12 +88,15 @@ void zf_s3i_prep_free(prep *p)
 {
     free(p->url);
     zf_sigv4_free(p->sig);
+    if (p->cred)
+        zf_cred_put(p->cred, p->cv);
     *p = (prep){0};
 }
 
 /* the signing key for time's day into *k: the shared one, derived anew
- * (under the lock, once a day) when the day has changed */
-static int todays_key(const s3 *b, const zf_sigv4_cred *c, int64_t time, zf_sigv4_key *k)
+ * (under the lock) when the day or the credentials have changed */
+static int todays_key(const s3 *b, const zf_sigv4_cred *c, uint64_t gen, int64_t time,
+                      zf_sigv4_key *k)
 {
     char day[16];
     struct tm tm;
@@ -101,15 +104,43 @@ static int todays_key(const s3 *b, const zf_sigv4_cred *c, int64_t time, zf_sigv
     if (!gmtime_r(&t, &tm) || !strftime(day, sizeof day, "%Y%m%d", &tm))
         return ZF_EINVAL;
     pthread_mutex_lock(&b->keys->lock);
-    int rc = strcmp(b->keys->key.day, day) ? zf_sigv4_derive(c, time, &b->keys->key) : ZF_OK;
+    int rc = ZF_OK;
+    if (strcmp(b->keys->key.day, day) || b->keys->gen != gen) {
+        rc = zf_sigv4_derive(c, time, &b->keys->key);
+        b->keys->gen = rc == ZF_OK ? gen : 0;
+    }
     if (rc == ZF_OK)
         *k = b->keys->key;
     pthread_mutex_unlock(&b->keys->lock);
     return rc;
 }
 
+/* sign p for method on path (query q) with the current credentials */
+static int sign(const s3 *b, const char *method, const char *path, const zf_sigv4_param *q,
+                size_t nq, prep *p, char *err, size_t errcap)
+{
+    p->cred = b->cred->cred;
+    int rc = zf_cred_get(p->cred, &p->cv, err, errcap);
+    if (rc != ZF_OK)
+        return rc;
+    zf_sigv4_cred c = {p->cv->id, p->cv->secret, p->cv->token, b->cred->region, "s3"};
+    zf_sigv4_param payer = {"x-amz-request-payer", "requester"};
+    zf_sigv4_req r = {.method = method, .host = b->addr.host, .path = path, .query = q,
+                      .nquery = nq, .headers = b->requester_pays ? &payer : NULL,
+                      .nheaders = b->requester_pays ? 1 : 0, .content_sha256 = 1,
+                      .time = (int64_t)time(NULL)};
+    zf_sigv4_key k;
+    int have = b->keys && todays_key(b, &c, p->cv->gen, r.time, &k) == ZF_OK;
+    r.key = have ? &k : NULL;
+    rc = zf_sigv4_sign(&c, &r, &p->sig);
+    explicit_bzero(&k, sizeof k);
+    if (rc != ZF_OK && err && errcap)
+        snprintf(err, errcap, "cannot sign the request");
+    return rc;
+}
+
 int zf_s3i_prep(const s3 *b, const char *method, const char *key, const zf_sigv4_param *q,
-                size_t nq, prep *p)
+                size_t nq, prep *p, char *err, size_t errcap)
 {
     *p = (prep){0};
     zf_sbuf path = {0}, url = {0};
@@ -124,17 +155,8 @@ int zf_s3i_prep(const s3 *b, const char *method, const char *key, const zf_sigv4
         zf_sigv4_query(&url, q, nq);
     }
     int rc = path.failed || url.failed ? ZF_ENOMEM : ZF_OK;
-    if (rc == ZF_OK && b->cred->access_key) {
-        zf_sigv4_cred c = {b->cred->access_key, b->cred->secret_key, b->cred->session_token,
-                           b->cred->region, "s3"};
-        zf_sigv4_req r = {.method = method, .host = b->addr.host, .path = path.data, .query = q,
-                          .nquery = nq, .content_sha256 = 1, .time = (int64_t)time(NULL)};
-        zf_sigv4_key k;
-        int have = b->keys && todays_key(b, &c, r.time, &k) == ZF_OK;
-        r.key = have ? &k : NULL;
-        rc = zf_sigv4_sign(&c, &r, &p->sig);
-        explicit_bzero(&k, sizeof k);
-    }
+    if (rc == ZF_OK && b->cred->cred)
+        rc = sign(b, method, path.data, q, nq, p, err, errcap);
     free(path.data);
     p->url = url.data;
     if (rc != ZF_OK) {
@@ -142,11 +164,25 @@ int zf_s3i_prep(const s3 *b, const char *method, const char *key, const zf_sigv4
         return rc;
     }
     size_t k = 0;
-    for (size_t i = 0; p->sig && p->sig[i] && k < 6; i++)
+    for (size_t i = 0; p->sig && p->sig[i] && k < 5; i++)
         p->hdrs[k++] = p->sig[i];
     p->hdrs[k++] = b->host_line;
+    if (b->requester_pays)
+        p->hdrs[k++] = "x-amz-request-payer: requester";
     p->hdrs[k] = NULL;
     return ZF_OK;
+}
+
+int zf_s3i_expired(const prep *p, long status, const uint8_t *body, size_t n)
+{
+    if (!p->cv || (status != 400 && status != 403))
+        return 0;
+    char code[ZF_S3I_CODE] = "", msg[8];
+    if (body && n)
+        zf_s3list_error((const char *)body, n, code, sizeof code, msg, sizeof msg);
+    int expired = !strcmp(code, "ExpiredToken") || !strcmp(code, "InvalidToken") ||
+                  !strcmp(code, "TokenRefreshRequired") || (!*code && !n && status == 400);
+    return expired && zf_cred_reject(p->cred, p->cv);
 }
 
 void zf_s3i_reason(const char *net_err, const uint8_t *body, size_t n, char *err, size_t errcap,

@@ -235,6 +235,11 @@ static int sha256_hex(const char *s, size_t n, char out[2 * SHA_LEN + 1])
     return ZF_OK;
 }
 
+int zf_sigv4_sha256_hex(const void *data, size_t n, char out[65])
+{
+    return sha256_hex(data, n, out);
+}
+
 /* HMAC-SHA256 (RFC 2104) of msg under key; key and pads wiped after */
 static int hmac(const void *key, size_t klen, const char *msg, unsigned char out[SHA_LEN])
 {

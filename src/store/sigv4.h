@@ -70,6 +70,10 @@ int zf_sigv4_sign(const zf_sigv4_cred *c, const zf_sigv4_req *r, char ***lines);
  * OpenSSL fails, ZF_ENOMEM). */
 int zf_sigv4_derive(const zf_sigv4_cred *c, int64_t time, zf_sigv4_key *k);
 
+/* The hex SHA-256 of n bytes at data into out (65 bytes): a payload hash.
+ * ZF_EIO if OpenSSL fails. */
+int zf_sigv4_sha256_hex(const void *data, size_t n, char out[65]);
+
 /* Wipe and free lines from zf_sigv4_sign; NULL is allowed. */
 void zf_sigv4_free(char **lines);
 

@@ -16,8 +16,9 @@ typedef struct net_server {
     unsigned port;
 } net_server;
 
-/* start the server (script path relative to the test's directory, tests/) */
-static inline int net_server_start(net_server *s, const char *script)
+/* start the server: argv[0] is the script (a path relative to the test's
+ * directory, tests/), the rest its arguments (NULL-terminated) */
+static inline int net_server_start_argv(net_server *s, char *const argv[])
 {
     int to[2], from[2];
     if (pipe(to) || pipe(from))
@@ -30,7 +31,10 @@ static inline int net_server_start(net_server *s, const char *script)
         dup2(from[1], 1);
         close(to[1]);
         close(from[0]);
-        execlp("python3", "python3", script, (char *)NULL);
+        char *args[32] = {"python3"};
+        for (int i = 0; argv[i] && i < 30; i++)
+            args[i + 1] = argv[i];
+        execvp("python3", args);
         _exit(127);
     }
     close(to[0]);
@@ -44,6 +48,13 @@ static inline int net_server_start(net_server *s, const char *script)
     s->in = to[1];
     s->port = port;
     return ok ? 0 : -1;
+}
+
+/* start the server script (relative to tests/) without arguments */
+static inline int net_server_start(net_server *s, const char *script)
+{
+    char *const argv[] = {(char *)script, NULL};
+    return net_server_start_argv(s, argv);
 }
 
 /* stop it and wait for it (killed if it has not stopped within 5 s) */

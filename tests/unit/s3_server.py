@@ -21,9 +21,13 @@ import datetime
 import hashlib
 import hmac
 import http.server
+import os
 import sys
 import threading
 import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "net"))
+from awsproto import BaseHandler, list_page, parse_auth, s3_error, signature  # noqa: E402
 
 KEYS = {"AKTEST": ("secret/Test+key=1", None), "AKTOKEN": ("tokensecret", "tok/en+1")}
 EMPTY = hashlib.sha256(b"").hexdigest()
@@ -39,44 +43,25 @@ LOCK = threading.Lock()
 PAGES = [0]
 
 
-def enc(s, slash):
-    return urllib.parse.quote(s, safe="-_.~" + ("/" if slash else ""))
-
 
 def etag(data):
     return '"%s"' % hashlib.md5(data).hexdigest()
 
 
-def xml_error(code, msg):
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>%s</Code><Message>%s</Message>'
-            '<RequestId>1</RequestId></Error>' % (code, msg)).encode()
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def answer(self, code, body, headers=()):
-        self.send_response(code)
-        for k, v in headers:
-            self.send_header(k, v)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+class Handler(BaseHandler):
 
     def fail(self, status, code, msg):
-        self.answer(status, xml_error(code, msg), [("Content-Type", "application/xml")])
+        self.answer(status, s3_error(code, msg), [("Content-Type", "application/xml")])
 
     def check_signature(self, raw_path, query):
         """None if the request is signed right (or anonymous), else (status, code)"""
         auth = self.headers.get("Authorization")
         if auth is None:
             return "anonymous"
-        parts = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
-        ak, day, region, service, term = parts["Credential"].split("/")
+        parts = parse_auth(auth)
+        ak = parts["Credential"].split("/")[0]
         if ak not in KEYS:
             return (403, "InvalidAccessKeyId")
         secret, token = KEYS[ak]
@@ -90,16 +75,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         when = datetime.datetime.strptime(amz, "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
         if abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) > 900:
             return (403, "RequestTimeTooSkewed")
-        path = enc(urllib.parse.unquote(raw_path), True)
-        q = "&".join("%s=%s" % (enc(k, False), enc(v, False)) for k, v in sorted(query))
-        hdrs = "".join("%s:%s\n" % (h, " ".join(self.headers[h].split())) for h in signed)
-        creq = "\n".join([self.command, path, q, hdrs, ";".join(signed), EMPTY])
-        scope = "/".join([day, region, service, term])
-        sts = "\n".join(["AWS4-HMAC-SHA256", amz, scope, hashlib.sha256(creq.encode()).hexdigest()])
-        k = ("AWS4" + secret).encode()
-        for m in (day, region, service, term):
-            k = hmac.new(k, m.encode(), hashlib.sha256).digest()
-        want = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+        want = signature(secret, self.command, raw_path, query, self.headers, parts, EMPTY)
         if not hmac.compare_digest(want, parts["Signature"]):
             return (403, "SignatureDoesNotMatch")
         return None
@@ -134,41 +110,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def list(self, bucket, q):
         with LOCK:
             PAGES[0] += 1
-        prefix, delim = q.get("prefix", ""), q.get("delimiter", "")
-        maxk = int(q.get("max-keys", "1000"))
-        start = q.get("continuation-token", "")
-        entries = []  # (sort key, xml)
-        seen = set()
-        for k in sorted(OBJECTS):
-            if not k.startswith(prefix):
-                continue
-            rest = k[len(prefix):]
-            if delim and delim in rest:
-                cp = prefix + rest.split(delim)[0] + delim
-                if cp not in seen:
-                    seen.add(cp)
-                    entries.append((cp, "<CommonPrefixes><Prefix>%s</Prefix></CommonPrefixes>" % esc(cp)))
-                continue
-            d = OBJECTS[k]
-            entries.append((k, "<Contents><Key>%s</Key><LastModified>%s</LastModified><ETag>%s</ETag>"
-                               "<Size>%d</Size><StorageClass>STANDARD</StorageClass></Contents>"
-                            % (esc(k), MTIME, esc(etag(d)), len(d))))
-        entries = [e for e in entries if e[0] > start] if start else entries
-        page, more = entries[:maxk], len(entries) > maxk
-        token = page[-1][0] if more else ""
-        if bucket == "loop":
-            more, token = True, "same-token"
-        body = ('<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
-                "<Name>%s</Name><Prefix>%s</Prefix><KeyCount>%d</KeyCount><MaxKeys>%d</MaxKeys>"
-                "<IsTruncated>%s</IsTruncated>%s%s</ListBucketResult>"
-                % (bucket, esc(prefix), len(page), maxk, "true" if more else "false",
-                   "<NextContinuationToken>%s</NextContinuationToken>" % esc(token) if more else "",
-                   "".join(e[1] for e in page)))
-        self.answer(200, body.encode(), [("Content-Type", "application/xml")])
-
-
-def esc(s):
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+        body = list_page(OBJECTS, bucket, q, MTIME, loop=bucket == "loop")
+        self.answer(200, body, [("Content-Type", "application/xml")])
 
 
 def main():

@@ -34,6 +34,7 @@ static void reset_env(void)
         unsetenv(vars[i]);
     setenv("AWS_SHARED_CREDENTIALS_FILE", cred_path, 1);
     setenv("AWS_CONFIG_FILE", conf_path, 1);
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1); /* on an EC2 machine too */
 }
 
 static const char *cred_text =
@@ -72,6 +73,23 @@ static const char *conf_text =
 static const char *secrets[] = {"defaultSECRET", "devSECRET", "devTOKEN", "confSECRET", "envSECRET",
                                 "envTOKEN"};
 
+/* the provider's current value (it keeps holding it) */
+static const zf_cred_value *V(zf_s3cred *c)
+{
+    const zf_cred_value *v = NULL;
+    if (zf_cred_get(c->cred, &v, NULL, 0) == ZF_OK)
+        zf_cred_put(c->cred, v);
+    return v;
+}
+
+/* the provider's source, as messages name it */
+static const char *SRC(zf_s3cred *c)
+{
+    static char d[160];
+    zf_cred_describe(c->cred, d, sizeof d);
+    return d;
+}
+
 /* load with o; also checks that err holds no secret */
 static int load(const zf_s3cred_opts *o, zf_s3cred **c, char *err, size_t errcap)
 {
@@ -94,8 +112,8 @@ static void test_env_first(void)
     zf_s3cred *c;
     char err[512];
     CHECK(load(&o, &c, err, sizeof err) == ZF_OK, "env: %s", err);
-    CHECK(!strcmp(c->access_key, "ENVKEY") && !strcmp(c->secret_key, "envSECRET") &&
-              !strcmp(c->session_token, "envTOKEN") && !strcmp(c->source, "environment"),
+    CHECK(!strcmp(V(c)->id, "ENVKEY") && !strcmp(V(c)->secret, "envSECRET") &&
+              !strcmp(V(c)->token, "envTOKEN") && !strcmp(SRC(c), "environment"),
           "environment variables win over AWS_PROFILE's file entries");
     CHECK(!strcmp(c->region, "ap-south-1"), "AWS_DEFAULT_REGION over the config file: %s", c->region);
     CHECK(c->endpoint && !strcmp(c->endpoint, "http://127.0.0.1:7070"),
@@ -130,16 +148,16 @@ static void test_profiles(void)
     zf_s3cred *c;
     char err[512];
     CHECK(load(&o, &c, err, sizeof err) == ZF_OK, "default: %s", err);
-    CHECK(!strcmp(c->access_key, "DEFAULTKEY") && !strcmp(c->secret_key, "defaultSECRET/xyz+1") &&
-              !c->session_token && !strcmp(c->source, "credentials file"),
-          "the default profile (CRLF lines): [%s]", c->access_key);
+    CHECK(!strcmp(V(c)->id, "DEFAULTKEY") && !strcmp(V(c)->secret, "defaultSECRET/xyz+1") &&
+              !V(c)->token && !strcmp(SRC(c), "credentials file (profile default)"),
+          "the default profile (CRLF lines): [%s]", V(c)->id);
     CHECK(!strcmp(c->region, "eu-west-3") && !c->endpoint && !c->ca_bundle,
           "[default] of the config file: %s", c->region);
     zf_s3cred_free(c);
     setenv("AWS_PROFILE", "dev", 1);
     CHECK(load(&o, &c, err, sizeof err) == ZF_OK, "dev: %s", err);
-    CHECK(!strcmp(c->access_key, "DEVKEY") && !strcmp(c->secret_key, "devSECRET==") &&
-              c->session_token && !strcmp(c->session_token, "devTOKEN"),
+    CHECK(!strcmp(V(c)->id, "DEVKEY") && !strcmp(V(c)->secret, "devSECRET==") &&
+              V(c)->token && !strcmp(V(c)->token, "devTOKEN"),
           "[ dev ], values trimmed, with a session token");
     CHECK(!strcmp(c->region, "us-west-2"), "[profile dev] region, not [dev] of the config: %s",
           c->region);
@@ -151,21 +169,20 @@ static void test_profiles(void)
     zf_s3cred_free(c);
     unsetenv("AWS_CA_BUNDLE");
     setenv("AWS_PROFILE", "conf", 1);
-    CHECK(load(&o, &c, err, sizeof err) == ZF_OK && !strcmp(c->access_key, "CONFKEY") &&
-              !strcmp(c->source, "config file") && !strcmp(c->region, "us-east-1"),
+    CHECK(load(&o, &c, err, sizeof err) == ZF_OK && !strcmp(V(c)->id, "CONFKEY") &&
+              !strcmp(SRC(c), "config file (profile conf)") && !strcmp(c->region, "us-east-1"),
           "keys in the config file's [profile conf], default region: %s", err);
     zf_s3cred_free(c);
     setenv("AWS_PROFILE", "sso", 1);
-    CHECK(load(&o, &c, err, sizeof err) == ZF_ENOTFOUND && strstr(err, "not supported"),
-          "a profile without keys (SSO): %s", err);
+    CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL && strstr(err, "[sso-session corp]"),
+          "an SSO profile whose sso-session section is missing: %s", err);
     setenv("AWS_PROFILE", "nosuch", 1);
     CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL && strstr(err, "nosuch"), "missing profile: %s",
           err);
     setenv("AWS_PROFILE", "half", 1);
     CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL && strstr(err, "half"), "half a pair: %s", err);
     o.anonymous = 1;
-    CHECK(load(&o, &c, err, sizeof err) == ZF_OK && !c->access_key && !c->secret_key &&
-              !strcmp(c->source, "anonymous"),
+    CHECK(load(&o, &c, err, sizeof err) == ZF_OK && !c->cred,
           "-o anonymous reads no keys: %s", err);
     zf_s3cred_free(c);
 }
