@@ -115,13 +115,14 @@ typedef struct place {
 
 /* the directory a canonical file: consent prefix roots, %-decoded into out
  * without a trailing '/' ("/" for the root): the prefix itself when it ends
- * in '/', else the directory holding it.  The length of its encoded form
+ * in '/' or is a directory of the URL's (dir), else the directory holding it
+ * (the prefix names the file itself).  The length of its encoded form
  * (after "file://"), or -1. */
-static long file_root(const char *prefix, char *out, size_t cap)
+static long file_root(const char *prefix, int dir, char *out, size_t cap)
 {
     const char *path = prefix + 7;
     size_t n = strlen(path);
-    while (n > 1 && path[n - 1] != '/')
+    while (!dir && n > 1 && path[n - 1] != '/')
         n--;
     while (n > 1 && path[n - 1] == '/')
         n--;
@@ -153,7 +154,7 @@ static int locate(const zf_targets *t, const char *url, place *p, char *err, siz
             if (strncmp(pre, "file:", 5) || strncmp(canon, pre, pn) ||
                 !(pre[pn - 1] == '/' || canon[pn] == '/' || !canon[pn]))
                 continue;
-            long root = file_root(pre, p->spec, sizeof p->spec);
+            long root = file_root(pre, canon[pn] == '/', p->spec, sizeof p->spec);
             if (root < 0)
                 return ERR(ZF_EIO, "the authorised prefix %s is not a directory path", pre);
             const char *key = canon + 7 + root + (root > 1); /* after the root's '/' */

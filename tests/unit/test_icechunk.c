@@ -321,7 +321,8 @@ static void test_targets(void)
         fakes[0].data[i] = fakes[1].data[i] = fakes[2].data[i] = (uint8_t)i;
     zf_consent *c = zf_consent_new();
     char err[256];
-    CHECK(zf_consent_add_list(c, "https://HOST:8443/dir/,file:///data/v/,s3://bkt/dir/", err, sizeof err) == ZF_OK, "consent");
+    CHECK(zf_consent_add_list(c, "https://HOST:8443/dir/,file:///data/v/,s3://bkt/dir/,file:///data/w",
+                              err, sizeof err) == ZF_OK, "consent");
     zf_targets *t = zf_targets_new(c, fake_open, NULL, NULL);
     uint8_t buf[64];
     CHECK(read_one(t, "https://host:8443/dir/obj.bin", 10, 5, NULL, 0, buf, err) == ZF_OK && buf[0] == 10,
@@ -350,6 +351,9 @@ static void test_targets(void)
     CHECK(read_one(t, "file:///data/v/dir/obj.bin", 1, 5, NULL, 0, buf, err) == ZF_OK && buf[0] == 1,
           "a local file: %s", err);
     CHECK(!strcmp(opened[nopened - 1], "/data/v"), "rooted at the consent prefix: %s", opened[nopened - 1]);
+    CHECK(read_one(t, "file:///data/w/x.bin", 0, 5, NULL, 0, buf, err) == ZF_EIO &&
+              !strcmp(opened[nopened - 1], "/data/w"), "a prefix without a '/' that is the URL's "
+              "directory roots there: %s", opened[nopened - 1]);
     char want[64];
     snprintf(want, sizeof want, "%x-%llx-%x", 0x12, 7000123ULL, 100);
     CHECK(read_one(t, "file:///data/v/dir/obj.bin", 1, 5, want, 0, buf, err) == ZF_OK,
