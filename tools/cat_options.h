@@ -9,7 +9,8 @@
 
 /* X(SPELLING, DEFAULT, DESCRIPTION) */
 #define ZF_CAT_OPTIONS(X)                                                                        \
-    X("--csv", "", "write the array's .csv file (indices and value) instead of its .txt")        \
+    X("--csv", "", "write the array's .csv file (its label columns, then its value) instead "   \
+                   "of its .txt")                                                                \
     X("--info", "", "write the array's .info file (a description) instead of its .txt")          \
     X("-o format=FORMAT", "pandas",                                                              \
       "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
