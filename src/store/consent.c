@@ -40,10 +40,8 @@ static int dot_segment(const char *s, size_t n)
     for (size_t i = 0; i < n; i++, chars++) {
         int c = (unsigned char)s[i];
         if (c == '%') {
-            int h = i + 2 < n ? zf_url_hexval(s[i + 1]) : -1, l = h < 0 ? -1 : zf_url_hexval(s[i + 2]);
-            if (h < 0 || l < 0)
+            if ((c = zf_url_unescape_at(s, n, i)) < 0)
                 return -1;
-            c = h * 16 + l;
             i += 2;
         }
         dots += c == '.';

@@ -97,6 +97,16 @@ static void manifest_free(ic_manifest *m)
     free(m);
 }
 
+/* free a list of manifests evict() or a failed load left */
+static void free_dead(ic_manifest *dead)
+{
+    while (dead) {
+        ic_manifest *next = dead->next;
+        manifest_free(dead);
+        dead = next;
+    }
+}
+
 static void unlink_m(ic_repo *r, ic_manifest *m)
 {
     if (m->prev)
@@ -184,11 +194,7 @@ static int acquire(ic_repo *r, const uint8_t id[IC_ID_LEN], ic_manifest **out, c
     }
     pthread_cond_broadcast(&r->loaded);
     pthread_mutex_unlock(&r->mu);
-    while (dead) {
-        ic_manifest *next = dead->next;
-        manifest_free(dead);
-        dead = next;
-    }
+    free_dead(dead);
     if (rc != ZF_OK)
         (void)ERR(rc, "%s", m->err);
     *out = m;
@@ -242,11 +248,7 @@ static void adopt(ic_repo *r, const uint8_t *id, const uint8_t *raw, size_t n)
     r->cached_bytes += m->file.len;
     evict(r, &dead);
     pthread_mutex_unlock(&r->mu);
-    while (dead) {
-        ic_manifest *next = dead->next;
-        manifest_free(dead);
-        dead = next;
-    }
+    free_dead(dead);
 }
 
 void ic_manifest_prefetch(ic_repo *r, const ic_snap *s)
@@ -303,11 +305,7 @@ void ic_manifest_put(ic_repo *r, ic_manifest *m)
         evict(r, &dead);
     }
     pthread_mutex_unlock(&r->mu);
-    while (dead) {
-        ic_manifest *next = dead->next;
-        manifest_free(dead);
-        dead = next;
-    }
+    free_dead(dead);
 }
 
 void ic_manifest_cache_free(ic_repo *r)

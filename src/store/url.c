@@ -26,7 +26,7 @@ static int is_alnum(int c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-int zf_url_hexval(int c)
+static int hexval(int c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
@@ -35,6 +35,13 @@ int zf_url_hexval(int c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return -1;
+}
+
+int zf_url_unescape_at(const char *s, size_t n, size_t i)
+{
+    int h = i + 2 < n && s[i] == '%' ? hexval(s[i + 1]) : -1;
+    int l = h < 0 ? -1 : hexval(s[i + 2]);
+    return l < 0 ? -1 : h * 16 + l;
 }
 
 /* length of "SCHEME" if spec starts with "SCHEME://", else 0 */
@@ -103,12 +110,10 @@ static int make_prefix(const char *s, size_t n, int decode, char **out, char *er
         }
         int c = (unsigned char)s[i];
         if (decode && c == '%') {
-            int hi = i + 2 < n ? zf_url_hexval(s[i + 1]) : -1, lo = hi >= 0 ? zf_url_hexval(s[i + 2]) : -1;
-            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            if ((c = zf_url_unescape_at(s, n, i)) <= 0) { /* a bad escape, or a NUL */
                 free(p);
                 return fail(err, errcap, "a bad %%-escape in the store URL's path");
             }
-            c = hi * 16 + lo;
             i += 2;
         }
         p[o++] = (char)c;
@@ -133,7 +138,7 @@ static int parse_authority(const char *a, size_t n, zf_url *u, char *err, size_t
         if (!close || close == a + 1)
             return fail(err, errcap, "a bad IPv6 address in the store URL (want [ADDRESS])");
         for (const char *c = a + 1; c < close; c++)
-            if (zf_url_hexval(*c) < 0 && *c != ':' && *c != '.')
+            if (hexval(*c) < 0 && *c != ':' && *c != '.')
                 return fail(err, errcap, "a bad IPv6 address in the store URL (want [ADDRESS])");
         hlen = (size_t)(close - a) + 1;
     } else {
