@@ -66,7 +66,9 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     memset(&e, 0, sizeof e);
     e.entry_timeout = fs->timeout;
     e.attr_timeout = fs->timeout;
-    int err = n ? node_attr(fs, n, &e.attr) : 0;
+    int err = n ? node_attr(fs, n, &e.attr) : p && p->incomplete ? EIO : 0;
+    if (!n && err) /* the store could not tell whether name is there: not "no such" */
+        zf_gen_recheck_soon(fs);
     if (n && !err) {
         e.ino = n->ino;
         e.generation = 1;
@@ -201,7 +203,7 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     fi->keep_cache = 1; /* unchanged while this generation lives */
     if (!dir && zf_layout_damaged(n->layout))
         fi->direct_io = 1; /* only reads that ask for a bad chunk's bytes fail */
-    fi->cache_readdir = dir;
+    fi->cache_readdir = dir && !n->incomplete; /* (its listing ends in EIO: op_readdir) */
     if (fuse_reply_open(req, fi) != 0) {
         untrack(fs, h);
         pthread_mutex_destroy(&h->mu);
@@ -250,7 +252,12 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
             break;
         used += need;
     }
-    fuse_reply_buf(req, buf, used);
+    if (!used && d->incomplete) { /* the entries shown, then the store's silence: EIO */
+        zf_gen_recheck_soon(fs_of(req));
+        fuse_reply_err(req, EIO);
+    } else {
+        fuse_reply_buf(req, buf, used);
+    }
     free(buf);
 }
 

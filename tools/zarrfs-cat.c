@@ -212,7 +212,11 @@ static int cat_main(int argc, char **argv, zf_store_opts *so)
     int status = 1;
     if (open_tree(pos[0], so, cache, &opts, &store, &tree) == 0) {
         const zf_node *n = find_file(tree, pos[1], ext);
-        if (!n)
+        char why[512];
+        if (!n && zf_tree_incomplete(tree, why, sizeof why)) /* not "no such array" */
+            fprintf(stderr, "zarrfs-cat: %s: the store could not tell whether it is there: %s\n",
+                    pos[1], why);
+        else if (!n)
             fprintf(stderr, "zarrfs-cat: %s: no timedelta64 array at that path\n", pos[1]);
         else
             status = cat_node(n, progress);

@@ -142,6 +142,17 @@ typedef struct range {
     uint64_t off, len;
 } range;
 
+/* the result of a ranged read of a stored chunk (shard) just seen present
+ * (stamped, or its index kept): absent now, it was deleted since, a change
+ * of the store, never the fill value */
+static int read_seen(int rc, char *err, size_t errcap)
+{
+    if (rc != ZF_ENOTFOUND)
+        return rc;
+    snprintf(err, errcap, "deleted since it was seen; remount or reopen to see it");
+    return ZF_ESTALE;
+}
+
 /* read and decode the index of the shard occupying r; *idx gets 2*count values */
 static int read_index(const zf_array *a, const char *key, const zf_pipeline *p, range r,
                       uint64_t **idx, char *err, size_t errcap)
@@ -157,8 +168,8 @@ static int read_index(const zf_array *a, const char *key, const zf_pipeline *p, 
     uint64_t *out = malloc(2 * zf_pipeline_inner_count(p) * sizeof *out);
     int rc = raw && out ? ZF_OK : ZF_ENOMEM;
     if (rc == ZF_OK)
-        rc = zf_store_read_range(a->store, key, at_start ? r.off : r.off + r.len - ib, ib, raw,
-                                 err, errcap);
+        rc = read_seen(zf_store_read_range(a->store, key, at_start ? r.off : r.off + r.len - ib,
+                                           ib, raw, err, errcap), err, errcap);
     if (rc == ZF_OK)
         rc = zf_pipeline_decode_index(p, raw, ib, out, err, errcap);
     free(raw);
@@ -294,9 +305,11 @@ static int read_inner(zf_array *a, const char *key, uint64_t k, uint64_t pos,
     if (a->shards && zf_shardidx_fetch(a->shards, k, st, pos, r.off, (size_t)r.len, buf, &claim))
         return ZF_OK;
     if (claim.slot < 0)
-        return zf_store_read_range(a->store, key, r.off, (size_t)r.len, buf, err, errcap);
+        return read_seen(zf_store_read_range(a->store, key, r.off, (size_t)r.len, buf, err, errcap),
+                         err, errcap);
     uint8_t *span = malloc(claim.len); /* reserved by the claim */
-    int rc = span ? zf_store_read_range(a->store, key, claim.off, claim.len, span, err, errcap)
+    int rc = span ? read_seen(zf_store_read_range(a->store, key, claim.off, claim.len, span, err,
+                                                  errcap), err, errcap)
                   : ZF_ENOMEM;
     if (rc) {
         free(span);
@@ -332,10 +345,12 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
             cached = 1, claimed = 0; /* kept, with its index: as if it had been */
         if (rc == ZF_EUNSUPPORTED)
             rc = cached ? ZF_OK : zf_store_stamp_why(a->store, key, &st, err, errcap); /* size, version */
+        if (rc == ZF_ECORRUPT) /* a HEAD that makes no sense says nothing of the shard's bytes */
+            rc = ZF_EIO;
         if (cached && st.kind == ZF_STORE_ABSENT)
             rc = ZF_ENOTFOUND;
-        int absent = rc == ZF_ENOTFOUND;
         rc = zf_array_check_version(a, index, key, rc, &st, err, errcap);
+        int absent = rc == ZF_ENOTFOUND; /* and so at the snapshot: kept (a change is not) */
         if (rc == ZF_OK && st.kind != ZF_STORE_FILE) {
             snprintf(err, errcap, "not a regular file");
             rc = ZF_ECORRUPT;
@@ -395,20 +410,19 @@ static int first_report(zf_array *a, uint64_t index)
     return first;
 }
 
-int zf_array_new_reason(zf_array *a, const char *err)
+int zf_array_news(zf_array *a, zf_told_why *t, const char *why)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    zf_fp why;
-    zf_fp_init(&why);
-    zf_fp_add(&why, err, strlen(err));
+    zf_fp fp;
+    zf_fp_init(&fp);
+    zf_fp_add(&fp, why, strlen(why));
     pthread_mutex_lock(&a->mu);
-    int news = !*err || why.a != a->told_why.a || why.b != a->told_why.b ||
-               now - a->told_why_ms >= ZF_TOLD_QUIET_MS;
+    int news = !*why || fp.a != t->fp.a || fp.b != t->fp.b || now - t->ms >= ZF_TOLD_QUIET_MS;
     if (news) {
-        a->told_why = why;
-        a->told_why_ms = now;
+        t->fp = fp;
+        t->ms = now;
     }
     pthread_mutex_unlock(&a->mu);
     return news;
@@ -441,7 +455,7 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_OK;
     }
     if (rc != ZF_OK) {
-        if (first_report(a, index) && (rc != ZF_EIO || zf_array_new_reason(a, err)))
+        if (first_report(a, index) && (rc != ZF_EIO || zf_array_news(a, &a->told_read, err)))
             zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                    *err ? ": " : "", err);
         return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;

@@ -222,7 +222,7 @@ static int http_stamp(const zf_store *s, const char *key, zf_stamp *st, char *er
 }
 
 static int http_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                     void *ctx)
+                     void *ctx, char *err, size_t errcap)
 {
     return ZF_EUNSUPPORTED;
 }

@@ -269,9 +269,10 @@ typedef struct ic_key {
  * is there is the manifests' to say), a directory of nodes, or nothing. */
 void ic_key_parse(const ic_snap *s, const char *key, ic_key *out);
 
-/* List prefix of the snapshot's key space (store.h's list contract). */
+/* List prefix of the snapshot's key space (store.h's list contract: a
+ * manifest that cannot be read is ZF_EIO with its reason in err). */
 int ic_keys_list(ic_repo *r, const ic_snap *s, const char *prefix, unsigned flags,
-                 zf_store_list_fn fn, void *ctx);
+                 zf_store_list_fn fn, void *ctx, char *err, size_t errcap);
 
 /* The stamp of a chunk whose reference is ref. */
 void ic_ref_stamp(const ic_ref *ref, zf_stamp *st);

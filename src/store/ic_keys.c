@@ -223,10 +223,10 @@ static int chunk_entry(void *arg, const ic_coords *c, const ic_ref *ref)
 
 /* the chunk entries of array a under coordinates prefix */
 static int list_chunks(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_coords *prefix,
-                       unsigned flags, zf_store_list_fn fn, void *ctx)
+                       unsigned flags, zf_store_list_fn fn, void *ctx, char *err, size_t errcap)
 {
     chunk_list l = {.a = a, .level = prefix->n, .fn = fn, .ctx = ctx};
-    int rc = ic_chunks_each(r, s, a, prefix, !(flags & ZF_LIST_KINDS), chunk_entry, &l, NULL, 0);
+    int rc = ic_chunks_each(r, s, a, prefix, !(flags & ZF_LIST_KINDS), chunk_entry, &l, err, errcap);
     if (l.stopped)
         rc = l.rc;
     else if (rc == ZF_OK)
@@ -237,17 +237,17 @@ static int list_chunks(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_
 
 /* the top level of array a's chunk space, in its own directory */
 static int list_array_top(ic_repo *r, const ic_snap *s, const ic_node *a, unsigned flags,
-                          zf_store_list_fn fn, void *ctx)
+                          zf_store_list_fn fn, void *ctx, char *err, size_t errcap)
 {
     ic_coords none = {.n = 0};
     if (a->sep == '/' && a->ndim > 0 && !a->v2_keys) { /* "c", a directory, if any chunk */
-        int found = ic_chunks_any(r, s, a, &none, NULL, 0);
+        int found = ic_chunks_any(r, s, a, &none, err, errcap);
         if (found < 0)
             return found;
         zf_store_entry e = {.name = "c", .stamp = {.kind = ZF_STORE_DIR}};
         return found ? fn(ctx, &e) : ZF_OK;
     }
-    return list_chunks(r, s, a, &none, flags, fn, ctx);
+    return list_chunks(r, s, a, &none, flags, fn, ctx, err, errcap);
 }
 
 /* the children of the directory path: nodes below it */
@@ -272,17 +272,20 @@ static int list_nodes(const ic_snap *s, const char *path, size_t plen, zf_store_
 }
 
 int ic_keys_list(ic_repo *r, const ic_snap *s, const char *prefix, unsigned flags,
-                 zf_store_list_fn fn, void *ctx)
+                 zf_store_list_fn fn, void *ctx, char *err, size_t errcap)
 {
     ic_key k;
     ic_key_parse(s, prefix, &k);
     /* a manifest that cannot be read or used says nothing of what is stored:
      * ZF_EIO, never ZF_ENOTFOUND or ZF_ECORRUPT ("no such directory") */
     if (k.kind == IC_KEY_CHUNK_DIR) {
-        int found = k.node->damage ? ZF_EIO : ic_chunks_any(r, s, k.node, &k.coords, NULL, 0);
+        if (k.node->damage)
+            return snprintf(err, errcap, "%s", k.node->damage), ZF_EIO;
+        int found = ic_chunks_any(r, s, k.node, &k.coords, err, errcap);
         if (found < 0)
             return found == ZF_ENOMEM ? found : ZF_EIO;
-        found = found ? list_chunks(r, s, k.node, &k.coords, flags, fn, ctx) : ZF_ENOTFOUND;
+        found = found ? list_chunks(r, s, k.node, &k.coords, flags, fn, ctx, err, errcap)
+                      : ZF_ENOTFOUND;
         return found == ZF_ECORRUPT ? ZF_EIO : found;
     }
     if (k.kind == IC_KEY_META || k.kind == IC_KEY_CHUNK)
@@ -299,8 +302,9 @@ int ic_keys_list(ic_repo *r, const ic_snap *s, const char *prefix, unsigned flag
         if (rc)
             return rc;
         if (nd->is_array && nd->damage)
-            return ZF_EIO;
-        if (nd->is_array && nd->keys_ok && (rc = list_array_top(r, s, nd, flags, fn, ctx)) != ZF_OK)
+            return snprintf(err, errcap, "%s", nd->damage), ZF_EIO;
+        if (nd->is_array && nd->keys_ok &&
+            (rc = list_array_top(r, s, nd, flags, fn, ctx, err, errcap)) != ZF_OK)
             return rc == ZF_ECORRUPT ? ZF_EIO : rc;
     }
     return list_nodes(s, prefix, strlen(prefix), fn, ctx);

@@ -196,7 +196,7 @@ static void unknown_v1(const ic_repo *r, char *err, size_t errcap)
     ref_lists c = {{0}, {0}};
     zf_sbuf b = {0};
     zf_sbuf_printf(&b, "no %s '%s'", kind_name(r->sel_kind), r->sel_name);
-    if (zf_store_list(r->raw, "refs", ZF_LIST_KINDS, collect_name, &c) != ZF_OK) {
+    if (zf_store_list(r->raw, "refs", ZF_LIST_KINDS, collect_name, &c, NULL, 0) != ZF_OK) {
         zf_sbuf_printf(&b, " (this store cannot be listed to tell which exist)");
     } else {
         put_names(r, &b, "branches", &c.branches, 0);

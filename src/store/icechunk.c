@@ -362,10 +362,10 @@ static int ic_stamp(const zf_store *s, const char *key, zf_stamp *st, char *err,
 }
 
 static int ic_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                   void *ctx)
+                   void *ctx, char *err, size_t errcap)
 {
     const ic_view *v = view_of(s);
-    return ic_keys_list(v->repo, &v->snap, prefix, flags, fn, ctx);
+    return ic_keys_list(v->repo, &v->snap, prefix, flags, fn, ctx, err, errcap);
 }
 
 static void ic_close(zf_store *s)

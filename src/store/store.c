@@ -69,9 +69,10 @@ int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st)
 }
 
 int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                  void *ctx)
+                  void *ctx, char *err, size_t errcap)
 {
-    return s->ops->list(s, prefix, flags, fn, ctx);
+    clear_err(err, errcap);
+    return s->ops->list(s, prefix, flags, fn, ctx, err, errcap);
 }
 
 int zf_store_update(const zf_store *s, zf_store **next, char *err, size_t errcap)

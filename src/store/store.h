@@ -16,16 +16,25 @@
  *   - Ownership: buffers, requests and reason buffers belong to the caller;
  *     names passed to a list callback are valid during the call only.
  *   - Errors: 0 (ZF_OK) or a negative zf_err (base/err.h):
- *       ZF_ENOTFOUND  the key does not exist
+ *       ZF_ENOTFOUND  the key does not exist: the store said so (below)
  *       ZF_ECORRUPT   it exists but cannot be used as asked: not a regular
  *                     file (or not a directory, for lists), a symlink that is
  *                     dangling or leaves the store, larger than the caller's
  *                     bound, shorter than the range asked for
- *       ZF_EIO        the backend failed to read it
+ *       ZF_EIO        the backend failed: whether the key exists is unknown
  *       ZF_ENOMEM     out of memory
  *     Functions that take (err, errcap) write a one-line reason there on
  *     failure ("a FIFO, not a regular file"); err may be NULL (errcap 0).
- *     The store never logs: callers log, once, naming the store and key. */
+ *     The store never logs: callers log, once, naming the store and key.
+ *   - Presence: a key is absent only when the store said so.  ZF_ENOTFOUND
+ *     (and a listing without the key) comes only from a definitive answer:
+ *     ENOENT or ENOTDIR of a local path, HTTP 404 or 410, S3 NoSuchKey, a
+ *     listing that completed, every page of it.  Every other outcome (a
+ *     refused or failed request, EACCES, EIO, a timeout, an answer that
+ *     cannot be parsed, a listing cut short) is an error, never absence, and
+ *     callers treat it so: what a read, stat or lookup needs and the store
+ *     could not tell fails (EIO at the FUSE boundary), nothing learned from
+ *     a failed call is kept, and the next access asks again. */
 #ifndef ZF_STORE_H
 #define ZF_STORE_H
 
@@ -102,7 +111,9 @@ typedef struct zf_store_entry {
  * from the directory entry alone); 0 asks for whole stamps. */
 #define ZF_LIST_KINDS 1u
 
-/* Called once per entry of a listed prefix; nonzero stops the listing. */
+/* Called once per entry of a listed prefix; nonzero stops the listing.
+ * Entries may come before the listing fails (a later page): the caller keeps
+ * what it gathered only when zf_store_list returns ZF_OK. */
 typedef int (*zf_store_list_fn)(void *ctx, const zf_store_entry *e);
 
 typedef struct zf_store zf_store;
@@ -120,9 +131,10 @@ typedef struct zf_store_ops {
     int (*read_many)(const zf_store *s, zf_store_req *reqs, size_t n);
     /* stamp of key now (a remote store: from a HEAD, never a GET) */
     int (*stamp)(const zf_store *s, const char *key, zf_stamp *st, char *err, size_t errcap);
-    /* entries directly under prefix, with their stamps (or kinds: flags) */
+    /* entries directly under prefix, with their stamps (or kinds: flags);
+     * ZF_OK only when every entry was passed to fn */
     int (*list)(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                void *ctx);
+                void *ctx, char *err, size_t errcap);
     /* optional (NULL: the store never moves): a store showing one version of
      * something that moves (an Icechunk branch) opens, in *next, a store
      * showing its version now, or sets *next NULL while s still shows it */
@@ -190,13 +202,19 @@ int zf_store_stamp_why(const zf_store *s, const char *key, zf_stamp *st, char *e
 int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st);
 
 /* Call fn for each entry directly under prefix ("" for the root; "." and
- * ".." are never listed), in no particular order; returns fn's value if it
- * stops the listing, ZF_ENOTFOUND / ZF_ECORRUPT if prefix is absent or not a
- * directory, ZF_EUNSUPPORTED if the store cannot be listed at all (plain
- * HTTP: callers fall back to consolidated metadata).  flags: 0 or
- * ZF_LIST_KINDS (above). */
+ * ".." are never listed), in no particular order.  Returns ZF_OK only when
+ * the listing is complete: every entry under prefix was passed to fn (every
+ * page of a paged listing), so that a name not passed is absent.  Else fn's
+ * value if it stops the listing; ZF_ENOTFOUND if nothing is under prefix (a
+ * definitive answer, as above); ZF_ECORRUPT if prefix is there but not a
+ * directory that can be listed; ZF_EUNSUPPORTED if the store cannot be
+ * listed at all (plain HTTP: callers fall back to consolidated metadata);
+ * ZF_EIO (the reason in err: "page 3: HTTP 503 after 8 attempts", "readdir:
+ * Input/output error") if the listing failed, fn perhaps having seen some
+ * entries: callers then drop what they gathered.  flags: 0 or ZF_LIST_KINDS
+ * (above). */
 int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                  void *ctx);
+                  void *ctx, char *err, size_t errcap);
 
 /* Does the store show one version of something that moves?  If so, *next
  * gets a new store (the caller's) showing its version now, or NULL while s

@@ -12,13 +12,14 @@
 #include "base/err.h"
 #include "base/log.h"
 
-/* mix the stamp of key into the fingerprint; returns it in *st (may be NULL) */
-static int mix_stamp(zf_walker *w, const char *key, zf_stamp *st)
+/* mix the stamp of key into the fingerprint; returns it in *st (may be
+ * NULL), the reason for a failure in err (may be NULL) */
+static int mix_stamp(zf_walker *w, const char *key, zf_stamp *st, char *err, size_t errcap)
 {
     zf_stamp own;
     if (!st)
         st = &own;
-    int rc = zf_store_stamp(w->store, key, st);
+    int rc = zf_store_stamp_why(w->store, key, st, err, errcap);
     zf_fp d = zf_stamp_digest(st);
     zf_tree_fp_mix(w->t, key, &d, sizeof d);
     return rc;
@@ -57,7 +58,7 @@ static int read_doc(zf_walker *w, const char *dir, const char *name, char **doc,
         zf_tree_fp_mix(w->t, key, &d, sizeof d);
         zf_fp_add(&w->origin, &d, sizeof d);
     } else {
-        mix_stamp(w, key, NULL); /* what is there instead (a directory, a link) */
+        mix_stamp(w, key, NULL, NULL, 0); /* what is there instead (a directory, a link) */
     }
     if (rc == ZF_OK) {
         *doc = (char *)buf.p; /* ownership passes to the caller */
@@ -85,7 +86,7 @@ static int newer_than_cons(zf_walker *w, const char *dir, const char *name)
     if (join(key, sizeof key, dir, name))
         return 0;
     zf_stamp st;
-    mix_stamp(w, key, &st);
+    mix_stamp(w, key, &st, NULL, 0); /* (cannot tell: the consolidated copy, as it is) */
     return stamp_usable(&st) && st.mtime > zf_cons_stamp(w->cons)->mtime;
 }
 
@@ -174,17 +175,22 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
         if (rc == ZF_OK)
             rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
     } else if (rc == ZF_ENOTFOUND) {
-        char key[ZF_KEY_MAX];
+        char key[ZF_KEY_MAX], why[200] = "";
         if (join(key, sizeof key, path, ".zgroup"))
             return ZF_ENOTFOUND;
         *kind = ZF_KIND_GROUP;
         zf_stamp st;
-        mix_stamp(w, key, &st);
-        return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
+        rc = mix_stamp(w, key, &st, why, sizeof why);
+        if (rc == ZF_OK || rc == ZF_ENOTFOUND)
+            return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
+        snprintf(err, sizeof err, ".zgroup: %s", *why ? why : zf_strerror(rc));
+        rc = rc == ZF_ENOMEM ? rc : ZF_EIO;
     }
     free(doc);
     free(attrs);
-    if (rc)
+    if (rc == ZF_EIO) /* the store could not tell what is there: unknown (walk.c) */
+        snprintf(w->unknown, sizeof w->unknown, "cannot read its metadata: %s", err);
+    if (rc && (rc != ZF_EIO || (!*path && !w->t->opts->generation))) /* (the mount fails) */
         log_invalid(w, path, err);
     return rc;
 }

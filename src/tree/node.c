@@ -38,6 +38,17 @@ size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
     return id;
 }
 
+void zf_tree_unknown(zf_tree *t, size_t dir, const char *key, const char *why, const char *seen)
+{
+    char where[ZF_KEY_MAX + 64];
+    snprintf(where, sizeof where, "%s%s%s", zf_store_path(t->store), *key ? "/" : "", key);
+    t->nodes[dir - 1].incomplete = 1;
+    if (!*t->unknown && snprintf(t->unknown, sizeof t->unknown, "%s: %s", where, why) < 0)
+        *t->unknown = '\0'; /* (cut to fit, as a log line would be) */
+    if (!t->opts->generation) /* at mount; a re-check says it once (zf_tree_incomplete) */
+        zf_log("%s: %s; %s", where, why, seen);
+}
+
 /* an order-independent sum: the walk may visit nodes in any order */
 void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
 {

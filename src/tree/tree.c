@@ -131,17 +131,26 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
     return ZF_OK;
 }
 
-int zf_tree_stale(const zf_tree *t, const zf_tree *fresh)
+/* have the chunks of any array of t whose size was computed changed?  1,
+ * 0, or ZF_EIO / ZF_ENOMEM (why) when a listing could not tell */
+static int chunks_changed(const zf_tree *t, char *why, size_t whycap)
 {
-    if (t->fp.a != fresh->fp.a || t->fp.b != fresh->fp.b || t->count != fresh->count)
-        return 1;
-    for (size_t i = 0; i < t->narrays; i++)
-        if (zf_layout_sized(t->layouts[i]) && zf_array_changed(t->arrays[i]))
-            return 1;
+    for (size_t i = 0; i < t->narrays; i++) {
+        int rc = zf_layout_sized(t->layouts[i]) ? zf_array_changed(t->arrays[i], why, whycap) : 0;
+        if (rc)
+            return rc;
+    }
     return 0;
 }
 
-int zf_tree_unchanged(const zf_tree *t)
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, char *why, size_t whycap)
+{
+    if (t->fp.a != fresh->fp.a || t->fp.b != fresh->fp.b || t->count != fresh->count)
+        return 1;
+    return chunks_changed(t, why, whycap);
+}
+
+int zf_tree_unchanged(const zf_tree *t, char *why, size_t whycap)
 {
     if (t->store->immutable)
         return 1;
@@ -153,10 +162,14 @@ int zf_tree_unchanged(const zf_tree *t)
     zf_fp a = zf_stamp_version(&now), b = zf_stamp_version(&t->cons_stamp);
     if (a.a != b.a || a.b != b.b)
         return 0;
-    for (size_t i = 0; i < t->narrays; i++) /* a listable store: chunks rewritten in place */
-        if (zf_layout_sized(t->layouts[i]) && zf_array_changed(t->arrays[i]))
-            return 0;
-    return 1;
+    int rc = chunks_changed(t, why, whycap); /* a listable store: chunks rewritten in place */
+    return rc < 0 ? rc : !rc;
+}
+
+int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap)
+{
+    snprintf(why, whycap, "%s", t->unknown);
+    return *t->unknown != '\0';
 }
 
 void zf_tree_free(zf_tree *t)

@@ -26,6 +26,9 @@ typedef struct zf_node {
     size_t nchildren;
     zf_layout *layout;      /* files: the array's layout (shared by .txt/.csv/.info) */
     zf_view view;
+    int incomplete;         /* dirs: the store could not tell all of its entries (a
+                             * listing or a child's metadata failed, store.h): a
+                             * name not among children is unknown, not absent */
 } zf_node;
 
 typedef struct zf_tree zf_tree;
@@ -41,6 +44,11 @@ typedef struct zf_tree zf_tree;
  * cache must outlive the tree. */
 int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *opts,
                   zf_tree **out);
+
+/* Did the walk leave part of the store unknown (zf_node.incomplete)?  0, or
+ * 1 with the first key and reason in why ("s3://b/p/g: HTTP 503 after 8
+ * attempts").  A re-check keeps its last view rather than one with less. */
+int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap);
 
 /* Free the tree, its arrays and layouts (and the store it owns); NULL is allowed. */
 void zf_tree_free(zf_tree *t);
@@ -69,15 +77,18 @@ uint64_t zf_tree_count(const zf_tree *t);
 
 /* Does a fresh walk of the store differ from t: nodes added, removed or
  * renamed, metadata documents rewritten, or chunks of an array whose size was
- * computed rewritten?  Reads only metadata and stamps (no chunk). */
-int zf_tree_stale(const zf_tree *t, const zf_tree *fresh);
+ * computed rewritten?  Reads only metadata and stamps (no chunk).  1 or 0;
+ * ZF_EIO (the key and reason in why) when a listing of such chunks failed:
+ * the store could not tell. */
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, char *why, size_t whycap);
 
 /* A re-check without a rebuild, for a remote store whose every node came
  * from consolidated metadata: 1 if that document's version (ETag) is the one the
  * tree was built from (one HEAD) and no sized array's chunks changed (a
  * listing per sized array, where the store can list); 1 for an immutable
  * store (store.h: what moves is zf_store_update's to tell); 0 if a rebuild
- * must tell (always, for other stores). */
-int zf_tree_unchanged(const zf_tree *t);
+ * must tell (always, for other stores); ZF_EIO (why) when a listing of a
+ * sized array's chunks failed: the store could not tell. */
+int zf_tree_unchanged(const zf_tree *t, char *why, size_t whycap);
 
 #endif

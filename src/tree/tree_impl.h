@@ -29,11 +29,18 @@ struct zf_tree {
     char cons_key[16];            /* the consolidated metadata's key, if every node's
                                      metadata came from it; "" if not */
     zf_stamp cons_stamp;          /* its stamp when the tree was built */
+    char unknown[320];            /* the first part the walk could not tell (key: reason);
+                                     "" if none (zf_tree_incomplete) */
 };
 
 /* Append a node under directory id parent (0: none); its id, 0 if out of
  * memory (node.c). */
 size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir);
+
+/* Directory node dir is incomplete: the store could not tell part of it
+ * (at key; why: what failed; seen: what the user sees instead); logged at
+ * mount, kept for zf_tree_incomplete (node.c). */
+void zf_tree_unknown(zf_tree *t, size_t dir, const char *key, const char *why, const char *seen);
 
 /* Mix one fact about the store (at path) into the tree's fingerprint
  * (node.c). */

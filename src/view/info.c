@@ -22,7 +22,7 @@ static void fill_line(zf_sbuf *out, const zf_meta *m, const zf_text *text)
     zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, buf);
 }
 
-void zf_info_text(const zf_array *a, const char *name, const zf_text *text, zf_sbuf *out)
+int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *out)
 {
     const zf_meta *m = zf_array_meta(a);
     zf_sbuf_printf(out, "name: %s\n", name);
@@ -55,6 +55,8 @@ void zf_info_text(const zf_array *a, const char *name, const zf_text *text, zf_s
     zf_sbuf_printf(out, "codecs: %s\n", codecs);
     uint64_t present, expected;
     int rc = zf_array_count_stored(a, ZF_INFO_MAX_LOOKUPS, &present, &expected);
+    if (rc == ZF_EIO || rc == ZF_ENOMEM) /* the store could not tell: no count (logged) */
+        return rc;
     if (rc == ZF_OK)
         zf_sbuf_printf(out, "chunks_present: %llu of %llu\n", (unsigned long long)present,
                        (unsigned long long)expected);
@@ -64,4 +66,5 @@ void zf_info_text(const zf_array *a, const char *name, const zf_text *text, zf_s
         zf_sbuf_printf(out, "chunks_present: not counted (%llu expected)\n", (unsigned long long)expected);
     zf_sbuf_printf(out, "text_format: %s\n", zf_format_name(text->format));
     zf_store_describe(zf_array_store(a), zf_array_path(a), out); /* a repository's own lines */
+    return ZF_OK;
 }

@@ -57,7 +57,10 @@ typedef struct zf_labels {
  * the array's by name (a dimension coordinate: 1-D along its dimension);
  * one whose dimensions are not among the array's is left out, as xarray does.  nat is the CSV text of
  * NaT in a time label.  *out owns the tables (zf_labels_free).  ZF_OK or
- * ZF_ENOMEM; a source that cannot be used is logged and replaced. */
+ * ZF_ENOMEM; a source that cannot be used is logged and replaced; ZF_EIO
+ * (logged) when the store could not tell a coordinate's values (a failed
+ * read, a chunk changed since it was seen): nothing is replaced then, and
+ * the next call tries again. */
 int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *nat,
                    zf_labels **out);
 

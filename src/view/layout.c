@@ -424,22 +424,23 @@ static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
     zf_sbuf_add(sb, "\n", 1);
 }
 
-/* build the .info text once */
+/* build the .info text once (a failure is not kept: the next call tries again) */
 int zf_layout_ensure_info(zf_layout *l)
 {
     pthread_mutex_lock(&l->mu);
+    int rc = ZF_OK;
     if (!l->info) {
         zf_sbuf sb = {0};
-        zf_info_text(l->a, l->name, l->text, &sb);
+        rc = zf_info_text(l->a, l->name, l->text, &sb);
         csv_labels_line(l, &sb);
-        if (sb.failed)
+        if (rc || sb.failed)
             free(sb.data);
         else {
             l->info_len = sb.len;
             l->info = sb.data ? sb.data : calloc(1, 1);
         }
+        rc = rc ? rc : l->info ? ZF_OK : ZF_ENOMEM;
     }
-    int rc = l->info ? ZF_OK : ZF_ENOMEM;
     pthread_mutex_unlock(&l->mu);
     return rc;
 }

@@ -281,13 +281,15 @@ static void measure_absent(zf_layout *l, uint64_t c0, uint64_t c1)
 /* a pass worker's buffers, reused from chunk to chunk (no fresh memory, so
  * no page faults, per chunk) */
 
-/* is rc a failure of the store that may pass (a remote store's EIO: HTTP
- * 5xx/429 after its retries, timeouts, refused connections)?  Unlike a
- * damaged chunk (ZF_ECORRUPT: its bytes arrived and are bad) it says nothing
- * about the chunk, so the size pass fails and the next stat runs it again */
-static int transient(const zf_layout *l, int rc)
+/* is rc a failure of the store that may pass (EIO: HTTP 5xx/429 after its
+ * retries, timeouts, refused connections, a local EACCES or EIO), or a
+ * chunk changed since the snapshot (ZF_ESTALE)?  Unlike a damaged chunk
+ * (ZF_ECORRUPT: its bytes arrived and are bad) it says nothing about the
+ * chunk, so the size pass fails and the next stat runs it again (store.h:
+ * nothing of a failure is kept) */
+static int transient(int rc)
 {
-    return rc == ZF_EIO && zf_array_store(l->a)->remote;
+    return rc == ZF_EIO || rc == ZF_ESTALE;
 }
 
 /* measure chunk ci: through the cache while it has room beyond what the
@@ -306,7 +308,7 @@ int zf_layout_measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, zf_pass
     } else {
         rc = zf_array_decode(l->a, ci, s->values, &s->raw, &own);
     }
-    if (rc == ZF_ENOMEM || transient(l, rc))
+    if (rc == ZF_ENOMEM || transient(rc))
         return rc; /* the pass fails: nothing about the size is kept */
     if (rc != ZF_OK) {
         if ((rc = mark_bad(l, ci)))

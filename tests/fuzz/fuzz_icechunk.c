@@ -180,9 +180,9 @@ static int mem_stamp(const zf_store *s, const char *key, zf_stamp *st, char *err
 }
 
 static int mem_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                    void *ctx)
+                    void *ctx, char *err, size_t errcap)
 {
-    (void)s, (void)prefix, (void)flags, (void)fn, (void)ctx;
+    (void)s, (void)prefix, (void)flags, (void)fn, (void)ctx, (void)err, (void)errcap;
     return ZF_ENOTFOUND; /* only spec 1 lists (refs/), and this is spec 2 */
 }
 
@@ -256,7 +256,8 @@ static void visit(const zf_store *s, const char *prefix, int depth, long *budget
     walk *w = calloc(1, sizeof *w);
     w->s = s;
     w->budget = budget;
-    int rc = zf_store_list(s, prefix, 0, collect, w);
+    char why[256] = "";
+    int rc = zf_store_list(s, prefix, 0, collect, w, why, sizeof why);
     CHECK(rc >= ZF_ETIMEDOUT);
     zf_sbuf info = {0};
     zf_store_describe(s, prefix, &info);

@@ -264,7 +264,10 @@ def test_virtual_faults(spec1_scratch, zf_mount):
     lead = virt / "lead.bin"
     os.utime(lead, (case_time := 1735689600 + 7, case_time))
     m = zf_mount(out / case["repo"], *opts)
-    assert m.preads("lead.txt", [(0, 10)])[0] == case["files"]["lead"]["txt"].encode()[:10]
+    try:  # sized from the persisted index, chunk 0 is right; or all of it fails
+        assert m.preads("lead.txt", [(0, 10)])[0] == case["files"]["lead"]["txt"].encode()[:10]
+    except OSError as e:  # (a coordinate whose values cannot be read fails its views)
+        assert e.errno == errno.EIO, e
     expect_eio(m, "lead.txt")
     assert m.read("time.txt") == case["files"]["time"]["txt"].encode()  # time.bin is untouched
     assert "changed since the reference was written" in m.log(), m.log()

@@ -85,7 +85,7 @@ static void test_reads(void)
         CHECK(zf_store_stamp_why(s2, "fail/stamp403/100/403/10", &h, NULL, 0) == ZF_EIO, "no reason buffer");
         zf_store_close(s2);
     }
-    CHECK(zf_store_list(s, "", 0, NULL, NULL) == ZF_EUNSUPPORTED, "list");
+    CHECK(zf_store_list(s, "", 0, NULL, NULL, NULL, 0) == ZF_EUNSUPPORTED, "list");
 
     /* many ranges at once: one empty, one absent */
     enum { N = 6 };
