@@ -175,7 +175,9 @@ static int key_ref(const ic_view *v, const ic_key *k, ic_manifest **m, ic_ref *r
     int rc = ic_chunk_ref(v->repo, &v->snap, k->node, &k->coords, m, ref, err, errcap);
     if (rc == ZF_OK && ref->kind == IC_REF_VIRTUAL && ref->offset > UINT64_MAX - ref->length)
         rc = ERR(ZF_ECORRUPT, "a virtual reference's range is beyond the largest object");
-    return rc;
+    /* a damaged manifest or reference says nothing of the chunk's bytes:
+     * whether (and what) the key holds is unknown (store.h), not bad data */
+    return rc == ZF_ECORRUPT ? ZF_EIO : rc;
 }
 
 static int ic_read(const zf_store *s, const char *key, size_t max, zf_store_buf *b, size_t *n,
