@@ -15,7 +15,8 @@ void zf_help_print(const char *prog)
            "MOUNTPOINT (a directory), showing every duration and time-stamp array NAME\n"
            "(numpy.timedelta64, numpy.datetime64, and integer or float arrays with CF time\n"
            "units, as xarray writes them) as text files, and every group as a directory.\n"
-           "SIGINT, SIGTERM and SIGHUP unmount.\n\n"
+           "An Icechunk repository shows as the Zarr store of one of its snapshots\n"
+           "(-o branch=, tag=, snapshot=).  SIGINT, SIGTERM and SIGHUP unmount.\n\n"
            "Files of each array NAME:\n", prog);
 #define X(ext, desc) zf_help_row("NAME" ext, desc, NULL);
     ZF_VIEWS(X)

@@ -370,6 +370,7 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
         st->log_level = ZF_LOG_DEBUG;
     if (!c->no_index_cache && zf_idxcache_default_dir(st->index_dir, sizeof st->index_dir) == 0)
         st->lo.index_dir = st->index_dir;
+    st->so.cache_bytes = st->cache_bytes; /* a repository's manifests take a share of it */
     return store_options(c, &st->so);
 }
 

@@ -21,8 +21,8 @@
  * KIND is VAL (-o ID=ARG, kept as a string), FLAG (-o ID) or OPT (-o ID, or
  * -o ID=ARG: a flag that may take a value).  DEFAULT is
  * what --help and the manual show, and for VAL options (but log, timeout and
- * the store's options of store/open.h) the value used when the option is
- * absent. */
+ * the store's options of store/open.h, the repository's included) the value
+ * used when the option is absent. */
 #define ZF_OPTIONS(X)                                                                            \
     X(format, VAL, "FORMAT", "pandas",                                                           \
       "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
@@ -74,6 +74,15 @@
     X(bearer_token_file, VAL, "FILE", "none",                                                    \
       "https:// stores: send the token in FILE (read again when it changes) as a bearer "       \
       "token, to the store's host only")                                                          \
+    X(branch, VAL, "NAME", "main",                                                               \
+      "Icechunk repositories: the branch shown; a branch that moves is followed at the "        \
+      "re-checks")                                                                               \
+    X(tag, VAL, "NAME", "none", "Icechunk repositories: show the snapshot of this tag instead") \
+    X(snapshot, VAL, "ID", "none",                                                               \
+      "Icechunk repositories: show this snapshot (its 20-character id) instead")               \
+    X(virtual, VAL, "PREFIX[,PREFIX...]", "none",                                               \
+      "Icechunk repositories: the locations virtual chunks may be read from (file:///DIR/, "    \
+      "https://HOST/PATH/, s3://BUCKET/, gs://BUCKET/); reads of others fail with EIO")        \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \

@@ -197,6 +197,24 @@ static int first_report(zf_array *a, uint64_t index)
     return first;
 }
 
+int zf_array_news(zf_array *a, zf_told_why *t, const char *why)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    zf_fp fp;
+    zf_fp_init(&fp);
+    zf_fp_add(&fp, why, strlen(why));
+    pthread_mutex_lock(&a->mu);
+    int news = !*why || fp.a != t->fp.a || fp.b != t->fp.b || now - t->ms >= ZF_TOLD_QUIET_MS;
+    if (news) {
+        t->fp = fp;
+        t->ms = now;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return news;
+}
+
 /* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
  * (into buf, or new memory if NULL), or fill */
 static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *raw,
@@ -224,7 +242,8 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_OK;
     }
     if (rc != ZF_OK) {
-        if (!zf_deadline_cancelled() && first_report(a, index)) /* not for an abandoned read */
+        if (!zf_deadline_cancelled() && first_report(a, index) && /* not for an abandoned read */
+            (rc != ZF_EIO || zf_array_news(a, &a->told_read, err)))
             zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                    *err ? ": " : "", err);
         return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;

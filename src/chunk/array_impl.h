@@ -35,6 +35,12 @@ typedef struct zf_snap {
 #define ZF_TOLD_KEYS 16
 #define ZF_TOLD_QUIET_MS 30000
 
+/* a reason logged last on one channel of an array, and when (monotonic ms) */
+typedef struct zf_told_why {
+    zf_fp fp;
+    int64_t ms;
+} zf_told_why;
+
 struct zf_array {
     const zf_store *store;
     zf_cache *cache;
@@ -56,12 +62,20 @@ struct zf_array {
     uint64_t told[ZF_TOLD_KEYS];   /* remote: stored chunks (index + 1) whose failure was */
     int64_t told_ms[ZF_TOLD_KEYS]; /* logged lately, and when (monotonic ms); guarded by mu */
     unsigned told_next;
-    zf_fp told_list;               /* why the stored chunks could not be told, logged */
-    int64_t told_list_ms;          /* last, and when (monotonic ms); guarded by mu */
+    zf_told_why told_read;         /* why chunk reads failed, logged last (guarded by mu) */
+    zf_told_why told_list;         /* why the stored chunks could not be told, logged last */
     int changed;              /* a stored chunk was seen changed since the snapshot (atomic) */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };
+
+/* Is reason why news on a's channel t (not logged there in the last
+ * ZF_TOLD_QUIET_MS; an empty reason always is)?  If so it is noted as
+ * logged now.  A store that fails many chunks for one cause (a virtual chunk
+ * location the user did not authorise, a server refusing every request, a
+ * manifest it cannot read) is logged once per ZF_TOLD_QUIET_MS for the
+ * whole array, naming the first chunk it failed (array.c). */
+int zf_array_news(zf_array *a, zf_told_why *t, const char *why);
 
 /* first element of read-grid chunk `index` */
 static inline void zf_array_chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin)

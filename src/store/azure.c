@@ -157,7 +157,8 @@ static void az_credentials(const zf_store *s, char *out, size_t cap)
     snprintf(out, cap, "%s", impl(s)->conf.source);
 }
 
-static const zf_store_ops az_ops = {az_close, az_read, az_read_many, az_stamp, zf_azi_list};
+static const zf_store_ops az_ops = {.close = az_close, .read = az_read, .read_many = az_read_many,
+                                    .stamp = az_stamp, .list = zf_azi_list};
 
 /* a container name as Azure allows: 3 to 63 lower-case letters, digits, '-' */
 static int container_ok(const char *c)

@@ -280,7 +280,8 @@ static void gcs_credentials(const zf_store *s, char *out, size_t cap)
         snprintf(out, cap, "none (anonymous)");
 }
 
-static const zf_store_ops gcs_ops = {gcs_close, gcs_read, gcs_read_many, gcs_stamp, zf_gcsi_list};
+static const zf_store_ops gcs_ops = {.close = gcs_close, .read = gcs_read, .read_many = gcs_read_many,
+                                     .stamp = gcs_stamp, .list = zf_gcsi_list};
 
 /* may a token go to the endpoint?  https, or http to a loopback address */
 static int secure_endpoint(const char *endpoint)

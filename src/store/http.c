@@ -193,6 +193,8 @@ static int http_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
         if (!reqs[i].len)
             continue;
         reqs[i].rc = rc == ZF_OK ? rs[j].rc : rc;
+        if (reqs[i].rc == ZF_OK && reqs[i].seen)
+            zf_net_req_seen(&rs[j], reqs[i].seen);
         free((char *)rs[j++].url);
     }
     free(rs);

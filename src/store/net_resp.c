@@ -478,3 +478,11 @@ zf_net_verdict zf_net_judge(zf_net_xfer *x, CURLcode code, const char *errbuf, c
     }
     return v;
 }
+
+void zf_net_req_seen(const zf_net_req *r, zf_store_seen *seen)
+{
+    memset(seen, 0, sizeof *seen);
+    snprintf(seen->etag, sizeof seen->etag, "%s", r->etag);
+    seen->mtime_ns = r->last_modified_ns;
+    seen->size = r->size_known ? r->size : 0;
+}

@@ -12,6 +12,7 @@
 #include "store/azure.h"
 #include "store/gcs.h"
 #include "store/http.h"
+#include "store/icechunk.h"
 #include "store/net.h"
 #include "store/s3.h"
 #include "store/url.h"
@@ -72,9 +73,22 @@ static int check_endpoint(const char *v, char *err, size_t errcap)
     return ZF_OK;
 }
 
+/* the string option of a repository called name, or NULL */
+static char **repo_option(zf_store_opts *o, const char *name)
+{
+    return !strcmp(name, "branch") ? &o->branch : !strcmp(name, "tag") ? &o->tag
+           : !strcmp(name, "snapshot") ? &o->snapshot : !strcmp(name, "virtual") ? &o->virtual_ok
+           : NULL;
+}
+
 int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char *err,
                      size_t errcap)
 {
+    char **repo = repo_option(o, name);
+    if (repo && (!value || !*value))
+        return fail(err, errcap, ZF_EINVAL, "%s needs a value (-o %s=...)", name, name);
+    if (repo)
+        return set_string(repo, value);
     int flag = !strcmp(name, "follow_symlinks") || !strcmp(name, "anonymous") ||
                !strcmp(name, "requester_pays");
     int known = flag || !strcmp(name, "connections") || !strcmp(name, "retries") ||
@@ -121,6 +135,10 @@ void zf_store_opts_free(zf_store_opts *o)
     free(o->cafile);
     free(o->endpoint);
     free(o->region);
+    free(o->branch);
+    free(o->tag);
+    free(o->snapshot);
+    free(o->virtual_ok);
     free(o->bearer_token_file);
     free(o->user_project);
     free(o->account);
@@ -205,8 +223,8 @@ static int open_azure(const zf_url *u, const zf_store_opts *o, zf_store **out, c
 
 /* s3:// (the S3 backend, store/s3.h): credentials, region and endpoint as
  * the AWS CLI finds them, the options over them */
-static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char *err,
-                   size_t errcap)
+static int open_s3(const zf_url *u, const zf_store_opts *o, int objects_only, zf_store **out,
+                   char *err, size_t errcap)
 {
     if (o->bearer_token_file)
         return fail(err, errcap, ZF_EINVAL, "-o bearer_token_file applies to https:// stores only");
@@ -216,21 +234,22 @@ static int open_s3(const zf_url *u, const zf_store_opts *o, zf_store **out, char
                               .anonymous = o->anonymous, .cafile = o->cafile, .note = o->note},
                      .net = {.connections = o->connections, .retries = o->retries,
                              .timeout_ms = o->timeout_ms, .cafile = o->cafile},
-                     .requester_pays = o->requester_pays};
+                     .objects_only = objects_only, .requester_pays = o->requester_pays};
     return zf_store_open_s3(u->host, u->path, &so, out, err, errcap);
 }
 
-int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out, char *err,
-                       size_t errcap)
+/* the store spec names, as it is (no repository recognised); target: a
+ * virtual chunk target's root (an s3 bucket read by key alone; the mount's
+ * remote options do not concern a local one) */
+static int open_plain(const char *spec, const zf_store_opts *o, int target, zf_store **out,
+                      char *err, size_t errcap)
 {
-    *out = NULL;
-    if (err && errcap)
-        *err = '\0';
     zf_url u;
     int rc = zf_url_parse(spec, &u, err, errcap);
     if (rc != ZF_OK)
         return rc;
-    const char *remote_only = remote_option(o);
+    /* remote options apply to a local repository's remote virtual chunks too */
+    const char *remote_only = o->virtual_ok || target ? NULL : remote_option(o);
     if (u.kind == ZF_URL_LOCAL && remote_only)
         rc = fail(err, errcap, ZF_EINVAL, "-o %s applies to remote stores only", remote_only);
     else if (u.kind == ZF_URL_LOCAL)
@@ -238,7 +257,7 @@ int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out,
     else if (o->follow_symlinks)
         rc = fail(err, errcap, ZF_EINVAL, "-o follow_symlinks applies to local stores only");
     else if (u.kind == ZF_URL_S3)
-        rc = open_s3(&u, o, out, err, errcap);
+        rc = open_s3(&u, o, target, out, err, errcap);
     else if (u.kind == ZF_URL_GS)
         rc = open_gcs(&u, o, out, err, errcap);
     else if (u.kind == ZF_URL_AZ)
@@ -249,4 +268,81 @@ int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out,
         rc = open_http(spec, &u, o, out, err, errcap);
     zf_url_free(&u);
     return rc;
+}
+
+/* the opener of a repository's virtual chunk targets: the mount's remote
+ * options (target_opts: no symlinks followed out of a local root), no
+ * repository probe */
+static int open_target(void *ctx, const char *spec, zf_store **out, char *err, size_t errcap)
+{
+    return open_plain(spec, ctx, 1, out, err, errcap);
+}
+
+/* a copy of o's remote options, for open_target (freed by free_target_ctx) */
+static zf_store_opts *target_opts(const zf_store_opts *o)
+{
+    zf_store_opts *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    /* not the bearer token: it is the repository server's, never another's */
+    *c = (zf_store_opts){.connections = o->connections, .retries = o->retries,
+                         .timeout_ms = o->timeout_ms, .anonymous = o->anonymous,
+                         .requester_pays = o->requester_pays, .note = o->note};
+    if ((o->cafile && !(c->cafile = strdup(o->cafile))) ||
+        (o->endpoint && !(c->endpoint = strdup(o->endpoint))) ||
+        (o->region && !(c->region = strdup(o->region))) ||
+        (o->user_project && !(c->user_project = strdup(o->user_project))) ||
+        (o->account && !(c->account = strdup(o->account)))) {
+        zf_store_opts_free(c);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void free_target_ctx(void *ctx)
+{
+    zf_store_opts_free(ctx);
+    free(ctx);
+}
+
+/* raw (taken) as the repository it holds, at the snapshot o selects */
+static int open_repository(zf_store *raw, int layout, const zf_store_opts *o, zf_store **out,
+                           char *err, size_t errcap)
+{
+    zf_store_opts *ctx = target_opts(o);
+    if (!ctx) {
+        zf_store_close(raw);
+        return ZF_ENOMEM;
+    }
+    zf_icechunk_opts io = {.branch = o->branch, .tag = o->tag, .snapshot = o->snapshot,
+                           .virtual_ok = o->virtual_ok, .cache_bytes = o->cache_bytes,
+                           .open_target = open_target, .open_ctx = ctx,
+                           .free_ctx = free_target_ctx};
+    return zf_store_open_icechunk(raw, layout, &io, out, err, errcap);
+}
+
+int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out, char *err,
+                       size_t errcap)
+{
+    *out = NULL;
+    if (err && errcap)
+        *err = '\0';
+    zf_store *raw;
+    int rc = open_plain(spec, o, 0, &raw, err, errcap), layout;
+    if (rc != ZF_OK)
+        return rc;
+    int repo_opts = o->branch || o->tag || o->snapshot || o->virtual_ok;
+    char why[256] = "";
+    rc = zf_icechunk_probe(raw, &layout, why, sizeof why);
+    if (rc == ZF_OK)
+        return open_repository(raw, layout, o, out, err, errcap);
+    if (repo_opts) { /* asked for a repository: say why this is none */
+        zf_store_close(raw);
+        return fail(err, errcap, ZF_EINVAL, "-o %s applies to Icechunk repositories only, and %s",
+                    o->branch ? "branch=" : o->tag ? "tag=" : o->snapshot ? "snapshot=" : "virtual=",
+                    rc == ZF_ENOTFOUND ? "this has no repo file or refs/branch.main/ref.json" : why);
+    }
+    *out = raw; /* a plain store (or one that could not say: its own reads will tell) */
+    return ZF_OK;
 }

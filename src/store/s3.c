@@ -85,6 +85,8 @@ static int read_pass(const s3 *x, zf_store_req *reqs, size_t n, unsigned char *d
     for (size_t j = 0; rc == ZF_OK && j < k; j++) {
         zf_store_req *q = &reqs[map[j]];
         q->rc = nr[j].rc;
+        if (q->rc == ZF_OK && q->seen)
+            zf_net_req_seen(&nr[j], q->seen);
         if (q->rc != ZF_OK && may_retry &&
             zf_s3i_expired(&bi[j].p, nr[j].status, q->buf, nr[j].n)) {
             done[map[j]] = 0; /* signed again in the next pass */
@@ -179,7 +181,8 @@ static void s3_credentials(const zf_store *s, char *out, size_t cap)
         snprintf(out, cap, "none (anonymous)");
 }
 
-static const zf_store_ops s3_ops = {s3_close, s3_read, s3_read_many, s3_stamp, zf_s3i_list};
+static const zf_store_ops s3_ops = {.close = s3_close, .read = s3_read, .read_many = s3_read_many,
+                                    .stamp = s3_stamp, .list = zf_s3i_list};
 
 /* the store's prefix: no leading or trailing '/', then one '/' after it */
 static char *store_prefix(const char *p)
@@ -301,7 +304,7 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
         size_t plen = strlen(x->prefix);
         if (s->name) /* the prefix without its trailing '/' */
             snprintf(s->name, n, "s3://%s/%.*s", bucket, (int)(plen ? plen - 1 : 0), x->prefix);
-        rc = s->name ? probe(x, err, errcap) : ZF_ENOMEM;
+        rc = !s->name ? ZF_ENOMEM : o->objects_only ? ZF_OK : probe(x, err, errcap);
     }
     if (rc != ZF_OK) {
         zf_store_close(s);

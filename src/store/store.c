@@ -84,6 +84,19 @@ int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_stor
     return s->ops->list(s, prefix, flags, fn, ctx, err, errcap);
 }
 
+int zf_store_update(const zf_store *s, zf_store **next, char *err, size_t errcap)
+{
+    *next = NULL;
+    clear_err(err, errcap);
+    return s->ops->update ? s->ops->update(s, next, err, errcap) : ZF_OK;
+}
+
+void zf_store_describe(const zf_store *s, const char *path, zf_sbuf *out)
+{
+    if (s->ops->describe)
+        s->ops->describe(s, path, out);
+}
+
 int zf_store_buf_reserve(zf_store_buf *b, size_t n)
 {
     if (n <= b->cap && b->p)

@@ -67,6 +67,10 @@ void zf_url_free(zf_url *u);
 /* "http[s]://HOST[:PORT]" of an http(s) URL: malloc'd, NULL when out of memory. */
 char *zf_url_origin(const zf_url *u);
 
+/* The byte the %-escape at s[i] ('%' and two hex digits, within the n
+ * bytes of s) stands for, or -1 if it is none. */
+int zf_url_unescape_at(const char *s, size_t n, size_t i);
+
 /* Append s to b %-encoded: unreserved characters (A-Z a-z 0-9 - . _ ~) and
  * '/' stay, every other byte becomes %XX (upper-case hex). */
 void zf_url_escape(zf_sbuf *b, const char *s);

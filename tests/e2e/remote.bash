@@ -9,8 +9,10 @@
 load helpers
 source "$ZF_REPO/tests/net/servers.bash"
 
-# Chunk keys (anything that is not metadata): counted in the servers' logs.
-RM_META_RE='(zarr\.json|\.zarray|\.zattrs|\.zgroup|\.zmetadata)$'
+# Chunk keys (anything that is not metadata, or the probe for an Icechunk
+# repository every mount makes: repo, refs/branch.main/ref.json): counted in
+# the servers' logs.
+RM_META_RE='(zarr\.json|\.zarray|\.zattrs|\.zgroup|\.zmetadata|/repo|/refs/branch\.main/ref\.json)$'
 
 # rm_setup_file [--many N]: RM_DIR (exported) with the stores under
 # $RM_DIR/www/bucket/ (g3c g3 g2c g2 a3 a2 [many] .zarr).

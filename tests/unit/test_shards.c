@@ -77,7 +77,8 @@ static int c_list(const zf_store *s, const char *prefix, unsigned flags, zf_stor
     return zf_store_list(C(s)->inner, prefix, flags, fn, ctx, err, errcap);
 }
 
-static const zf_store_ops counter_ops = {c_close, c_read, c_read_many, c_stamp, c_list};
+static const zf_store_ops counter_ops = {.close = c_close, .read = c_read, .read_many = c_read_many,
+                                         .stamp = c_stamp, .list = c_list};
 
 /* a counter over inner, local or remote as inner is */
 static zf_store *counter_open(counter *c, zf_store *inner, uint64_t index_len)
