@@ -5,10 +5,13 @@
  * kernel forgets it, so open files keep reading (and stat-ing) their own
  * version; a generation is freed when nothing refers to it any more. */
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/err.h"
 #include "base/log.h"
 #include "zarrfs.h"
 
@@ -179,24 +182,102 @@ static void rebase_one(zf_ino_ent *e, void *arg)
         ent_move(c->fs, e, c->to, &c->dead);
 }
 
+/* a re-check could not tell what the store holds now (why): keep the last
+ * view, and say so once until the store answers again (told_answers) */
+static void told_unknown(zf_fs *fs, const char *why)
+{
+    if (!fs->recheck_failing)
+        zf_log("the store could not be re-checked (%s); keeping the last view until it answers",
+               why);
+    fs->recheck_failing = 1;
+}
+
+/* a re-check could tell: after failures, say once that it answers again */
+static void told_answers(zf_fs *fs)
+{
+    if (fs->recheck_failing)
+        zf_log("the store answers again; the view follows its changes again");
+    fs->recheck_failing = 0;
+}
+
+/* ask the store whether what it shows moved (an Icechunk branch): 1 with
+ * *moved a store showing the new version or NULL, 0 (told_unknown) if that
+ * cannot be told now */
+static int update_store(zf_fs *fs, const zf_store *from, zf_store **moved)
+{
+    char why[256] = "";
+    int rc = zf_store_update(from, moved, why, sizeof why);
+    if (rc == ZF_OK)
+        return 1;
+    told_unknown(fs, *why ? why : zf_strerror(rc));
+    return 0;
+}
+
+/* the fresh tree store shows now, or NULL (logged once: told_unknown)
+ * when it could not say all of it: a failure never replaces what is shown */
+static zf_tree *rebuild(zf_fs *fs, const zf_store *store)
+{
+    zf_tree *fresh = NULL;
+    zf_layout_opts opts = *fs->opts; /* the tree reads opts only while it is built */
+    opts.generation = fs->generation + 1;
+    char why[400] = "";
+    if (zf_tree_build(store, fs->cache, &opts, &fresh) != 0)
+        told_unknown(fs, "the root metadata cannot be read");
+    else if (zf_tree_incomplete(fresh, why, sizeof why))
+        told_unknown(fs, why);
+    else
+        return fresh;
+    zf_tree_free(fresh);
+    return NULL;
+}
+
+/* does fresh show what the current tree does not?  1, or 0 (fresh freed);
+ * a current tree the store could not tell all of is replaced by a whole one */
+static int differs(zf_fs *fs, zf_tree *fresh)
+{
+    char why[400] = "";
+    int rc = zf_tree_incomplete(fs->cur->tree, why, sizeof why)
+                 ? 1 : zf_tree_stale(fs->cur->tree, fresh, why, sizeof why);
+    if (rc < 0)
+        told_unknown(fs, why);
+    else
+        told_answers(fs);
+    if (rc <= 0)
+        zf_tree_free(fresh);
+    return rc > 0;
+}
+
 /* rebuild the tree; if the store changed, make the new tree current and
  * return the replaced generation (with the reference fs->cur had), else NULL.
  * Runs on the notifier thread only, the one writer of fs->cur. */
 static zf_gen *check(zf_fs *fs)
 {
-    zf_tree *fresh = NULL;
-    zf_layout_opts opts = *fs->opts; /* the tree reads opts only while it is built */
-    opts.generation = fs->generation + 1;
-    if (zf_tree_unchanged(fs->cur->tree)) /* remote: one HEAD of the consolidated metadata */
+    const zf_store *from = zf_tree_store(fs->cur->tree);
+    zf_store *moved = NULL; /* what it follows moved: a store showing its new version */
+    if (!update_store(fs, from, &moved))
         return NULL;
-    if (zf_tree_build(fs->store, fs->cache, &opts, &fresh) != 0) {
-        zf_log("the store can no longer be read; keeping the last view");
+    char why[400] = "";
+    int same = moved ? 0 : zf_tree_unchanged(fs->cur->tree, why, sizeof why); /* remote: one HEAD */
+    if (same) {
+        if (same < 0)
+            told_unknown(fs, why);
+        else
+            told_answers(fs);
         return NULL;
     }
-    if (!zf_tree_stale(fs->cur->tree, fresh)) {
-        zf_tree_free(fresh);
+    zf_tree *fresh = rebuild(fs, moved ? moved : from);
+    if (!fresh) {
+        zf_store_close(moved);
         return NULL;
     }
+    if (moved) { /* a new snapshot: shown, even if nothing the tree compares changed */
+        told_answers(fs);
+        zf_tree_own_store(fresh, moved);
+    } else if (!differs(fs, fresh))
+        return NULL;
+    struct timespec seen;
+    clock_gettime(CLOCK_REALTIME, &seen);
+    zf_tree_inherit_times(fresh, fs->cur->tree, (int64_t)seen.tv_sec * 1000000000 + seen.tv_nsec);
     pthread_mutex_lock(&fs->mu);
     zf_gen *g = gen_new(fs, fresh), *old = fs->cur;
     rebase_ctx c = {fs, g, NULL};
@@ -236,13 +317,15 @@ static void *notifier(void *arg)
 {
     zf_fs *fs = arg;
     double pause = fs->timeout > CHECK_MIN_PAUSE ? fs->timeout : CHECK_MIN_PAUSE;
-    double due = now() + pause;
+    double due = now() + pause, soon = now() + CHECK_MIN_PAUSE;
     pthread_mutex_lock(&fs->mu);
     while (!fs->stopping) {
-        if (now() < due) {
-            wait_until(fs, due);
+        double t = fs->recheck_soon && soon < due ? soon : due;
+        if (now() < t) {
+            wait_until(fs, t);
             continue;
         }
+        fs->recheck_soon = 0;
         pthread_mutex_unlock(&fs->mu);
         double start = now();
         zf_gen *old = check(fs);
@@ -250,12 +333,23 @@ static void *notifier(void *arg)
             invalidate(fs, old->tree);
             zf_gen_put(fs, old);
         }
-        double end = now();
-        due = end + (end - start > pause ? end - start : pause);
+        double end = now(), took = end - start;
+        due = end + (took > pause ? took : pause);
+        soon = end + (took > CHECK_MIN_PAUSE ? took : CHECK_MIN_PAUSE);
         pthread_mutex_lock(&fs->mu);
     }
     pthread_mutex_unlock(&fs->mu);
     return NULL;
+}
+
+void zf_gen_recheck_soon(zf_fs *fs)
+{
+    pthread_mutex_lock(&fs->mu);
+    if (!fs->recheck_soon) {
+        fs->recheck_soon = 1;
+        pthread_cond_signal(&fs->wake);
+    }
+    pthread_mutex_unlock(&fs->mu);
 }
 
 int zf_gen_start(zf_fs *fs, zf_tree *tree)
@@ -272,7 +366,11 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree)
 
 int zf_gen_start_notifier(zf_fs *fs)
 {
+    sigset_t all, old; /* SIGTERM and SIGINT go to the session loop's thread */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&fs->notifier, NULL, notifier, fs);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     fs->notifier_running = rc == 0;
     return -rc;
 }

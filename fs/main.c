@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "options.h"
 #include "store/net.h"
 #include "store/open.h"
@@ -26,6 +29,7 @@
 typedef struct cli {
 #define FIELD_VAL(id) char *id;
 #define FIELD_FLAG(id) int id;
+#define FIELD_OPT(id) char *id; int id##_flag;
 #define X(id, kind, arg, def, desc) FIELD_##kind(id)
     ZF_OPTIONS(X)
 #undef X
@@ -53,6 +57,7 @@ enum { KEY_FSNAME, KEY_SUBTYPE, KEY_IGNORE, KEY_WRITE };
 
 #define SPEC_VAL(id) {#id "=%s", offsetof(cli, id), 0}
 #define SPEC_FLAG(id) {#id, offsetof(cli, id), 1}
+#define SPEC_OPT(id) {#id "=%s", offsetof(cli, id), 0}, {#id, offsetof(cli, id##_flag), 1}
 #define SPEC_KEY(name, key) FUSE_OPT_KEY(name, key),
 static const struct fuse_opt cli_spec[] = {
 #define X(id, kind, arg, def, desc) SPEC_##kind(id),
@@ -111,10 +116,13 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 
 #define ZF_READ_AHEAD_MAX ((size_t)1 << 30)
 
-/* parse "256M"-style sizes; 0 on error */
+/* parse "256M"-style sizes; 0 on error (a sign or a space too: strtoull
+ * would take "-5" as 2^64 - 5) */
 static size_t parse_size(const char *s)
 {
     char *end;
+    if (*s < '0' || *s > '9')
+        return 0;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || end == s)
@@ -225,6 +233,37 @@ static int serve_mounted(struct fuse_session *se, const struct fuse_cmdline_opts
     return rc;
 }
 
+/* The signals that stop the daemon: libfuse's handlers end the session
+ * loop, which then waits for the requests in flight; ours first abandons
+ * every wait for the store (base/deadline.h), so that they end at once and
+ * the daemon unmounts within moments, whatever the servers do. */
+static const int stop_signals[] = {SIGHUP, SIGINT, SIGTERM};
+static struct sigaction fuse_stop_action[3];
+
+static void on_stop_signal(int sig)
+{
+    zf_deadline_cancel_all();
+    for (unsigned i = 0; i < 3; i++)
+        if (stop_signals[i] == sig && fuse_stop_action[i].sa_handler != SIG_DFL &&
+            fuse_stop_action[i].sa_handler != SIG_IGN)
+            fuse_stop_action[i].sa_handler(sig);
+}
+
+/* put on_stop_signal in front of libfuse's handlers (after
+ * fuse_set_signal_handlers); restore (before fuse_remove_signal_handlers) */
+static void chain_stop_signals(int restore)
+{
+    for (unsigned i = 0; i < 3; i++) {
+        if (restore) {
+            sigaction(stop_signals[i], &fuse_stop_action[i], NULL);
+            continue;
+        }
+        struct sigaction sa = {.sa_handler = on_stop_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(stop_signals[i], &sa, &fuse_stop_action[i]);
+    }
+}
+
 /* run the session until unmounted or signalled; the exit status */
 static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
 {
@@ -234,11 +273,13 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     fs->se = se;
     int rc = 1;
     if (fuse_set_signal_handlers(se) == 0) {
+        chain_stop_signals(0);
         if (fuse_session_mount(se, o->mountpoint) == 0) {
             rc = serve_mounted(se, o, fs) < 0 ? 1 : 0; /* a signal ends the loop normally */
             fuse_session_unmount(se);
             zf_log_info("%s unmounted", o->mountpoint);
         }
+        chain_stop_signals(1);
         fuse_remove_signal_handlers(se);
     }
     fuse_session_destroy(se);
@@ -271,11 +312,14 @@ static int store_options(const cli *c, zf_store_opts *so)
     so->note = cred_note;
 #define SET_VAL(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, c->id, err, sizeof err);
 #define SET_FLAG(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, NULL, err, sizeof err);
+#define SET_OPT(id) if (rc == ZF_OK && (c->id || c->id##_flag)) \
+        rc = zf_store_opt_set(so, #id, c->id, err, sizeof err);
 #define X(id, kind, arg, def, desc) SET_##kind(id) if (rc == ZF_ENOTFOUND) rc = ZF_OK;
     ZF_OPTIONS(X)
 #undef X
 #undef SET_VAL
 #undef SET_FLAG
+#undef SET_OPT
     if (rc == ZF_ENOMEM)
         return fail("out of memory", NULL);
     return rc == ZF_OK ? 0 : fail(err, NULL);
@@ -318,27 +362,31 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
         return fail("unknown cf (all, dtype, off)", c->cf);
     if (strlen(st->lo.nat) > ZF_NAT_MAX)
         return fail("nat text is too long", NULL);
+    if (zf_utf8_has_control(st->lo.nat)) /* a newline would split a line in two */
+        return fail("nat text holds a control character", NULL);
     if (zf_log_level_parse(DEFAULT(c, log_level), &st->log_level))
         return fail("unknown log_level (error, warn, info, debug)", c->log_level);
     if (o->debug && !c->log_level)
         st->log_level = ZF_LOG_DEBUG;
     if (!c->no_index_cache && zf_idxcache_default_dir(st->index_dir, sizeof st->index_dir) == 0)
         st->lo.index_dir = st->index_dir;
+    st->so.cache_bytes = st->cache_bytes; /* a repository's manifests take a share of it */
     return store_options(c, &st->so);
 }
 
 /* open path for appending log lines: a regular file (created 0640), never a
- * FIFO, device or directory, so that a write cannot block the daemon; the
- * descriptor is above 2 (daemonizing replaces 0-2) and close-on-exec.  The
- * descriptor or a negative errno (-EINVAL: not a regular file). */
+ * symlink, FIFO, device or directory, so that a write cannot block the
+ * daemon nor land elsewhere: opened once, without following a symlink or
+ * blocking, and that descriptor checked; it is above 2 (daemonizing replaces
+ * 0-2) and close-on-exec.  The descriptor or a negative errno (-EINVAL: not
+ * a regular file; -ELOOP: a symlink). */
 static int open_log(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return -EINVAL;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW,
+                  0640);
     if (fd < 0)
-        return -errno;
+        return errno == ENXIO || errno == EISDIR ? -EINVAL : -errno; /* ELOOP: a symlink */
     int rc = fstat(fd, &st) != 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
     if (rc == 0 && fd <= STDERR_FILENO) {
         int high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
@@ -363,6 +411,8 @@ static int setup_log(cli *c, const struct fuse_cmdline_opts *o, const settings *
         int fd = open_log(c->log);
         if (fd == -EINVAL)
             return fail("log file is not a regular file", c->log);
+        if (fd == -ELOOP)
+            return fail("log file is a symlink (not followed)", c->log);
         if (fd < 0)
             return fail_errno("cannot open log file", c->log, -fd);
         c->log_fd = fd;
@@ -433,8 +483,8 @@ static int run_with(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c,
         return rc;
     zf_cache *cache = zf_cache_new(st->cache_bytes);
     if (!cache || (rc = zf_tree_build(store, cache, &st->lo, &tree))) {
-        /* invalid root metadata was already reported on its own line */
-        int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED ? 1
+        /* invalid or unreadable root metadata was already reported on its own line */
+        int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED || rc == ZF_EIO ? 1
                 : fail(rc == ZF_ENOTFOUND ? "not a Zarr store (no zarr.json, .zgroup or .zarray)"
                                           : "cannot read store", c->store);
         zf_store_close(store);
@@ -477,6 +527,7 @@ static void cli_free(cli *c)
 {
 #define FREE_VAL(id) free(c->id);
 #define FREE_FLAG(id)
+#define FREE_OPT(id) free(c->id);
 #define X(id, kind, arg, def, desc) FREE_##kind(id)
     ZF_OPTIONS(X)
 #undef X

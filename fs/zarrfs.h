@@ -45,7 +45,7 @@ typedef struct zf_fs {
     double timeout;          /* entry/attr timeout, and how often the store is re-checked */
     uid_t uid;
     gid_t gid;
-    struct timespec mtime;   /* shown as every node's times */
+    struct timespec mtime;   /* the times of a node whose own are unknown (tree.h) */
     struct fuse_session *se;
     pthread_mutex_t mu;
     pthread_cond_t wake;     /* wakes the notifier thread to stop (CLOCK_MONOTONIC) */
@@ -57,6 +57,9 @@ typedef struct zf_fs {
     zf_open_link *open;      /* handles of open files and directories (under mu) */
     int stopping;
     uint64_t generation;     /* versions of the store seen so far, minus one (notifier only) */
+    int recheck_failing;     /* the last re-check could not tell (notifier only) */
+    int recheck_soon;        /* a request met a part the store could not tell: re-check
+                                without waiting a whole timeout (under mu) */
     const char *mountpoint;  /* where we are mounted (absolute) */
     unsigned read_ahead_kb;  /* read-ahead window to set on the mount; 0: leave it */
     int read_ahead_asked;    /* given with -o read_ahead: say when it cannot be set */
@@ -92,6 +95,12 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree);
  * tree and invalidates the kernel's caches; call it after fuse_daemonize
  * (threads do not survive its fork).  0 or a negative errno. */
 int zf_gen_start_notifier(zf_fs *fs);
+
+/* A request met a directory the store could not tell all of, or a read
+ * found a chunk changed since its file was sized: have the notifier
+ * re-check soon (as soon as its pacing allows) rather than after a whole
+ * timeout, so that a later request finds what the store says then. */
+void zf_gen_recheck_soon(zf_fs *fs);
 
 /* Stop the notifier thread (before the session is unmounted); waits for a
  * re-check in progress. */

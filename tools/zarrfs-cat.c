@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/utf8.h"
 #include "cat_options.h"
 #include "helpfmt.h"
 #include "progress.h"
@@ -27,8 +28,9 @@ static void help(void)
            "mounting: NAME.txt unless --csv or --info.  ARRAY_PATH is the array's path in\n"
            "the store (group/array), or a file path as the mount shows it\n"
            "(group/array.csv).  STORE is a local directory or the URL of a remote store:\n"
-           "http://, https://, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX.  On a terminal,\n"
-           "stderr shows progress for large outputs.\n\n"
+           "http://, https://, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX, or an Icechunk\n"
+           "repository in any of them.  On a terminal, stderr shows progress for large\n"
+           "outputs.\n\n"
            "options:\n");
 #define X(spelling, def, desc) zf_help_row(spelling, desc, def);
     ZF_CAT_OPTIONS(X)
@@ -93,6 +95,8 @@ static int parse_opts(const char *s, zf_layout_opts *opts, char *natbuf, size_t 
         } else if (!strncmp(item, "nat=", 4)) {
             if (strlen(item + 4) >= cap)
                 return fprintf(stderr, "zarrfs-cat: nat text is too long\n"), -1;
+            if (zf_utf8_has_control(item + 4)) /* a newline would split a line in two */
+                return fprintf(stderr, "zarrfs-cat: nat text holds a control character\n"), -1;
             strcpy(natbuf, item + 4);
             opts->nat = natbuf;
         } else if (*item && store_opt(item, so)) {
@@ -211,7 +215,11 @@ static int cat_main(int argc, char **argv, zf_store_opts *so)
     int status = 1;
     if (open_tree(pos[0], so, cache, &opts, &store, &tree) == 0) {
         const zf_node *n = find_file(tree, pos[1], ext);
-        if (!n)
+        char why[512];
+        if (!n && zf_tree_incomplete(tree, why, sizeof why)) /* not "no such array" */
+            fprintf(stderr, "zarrfs-cat: %s: the store could not tell whether it is there: %s\n",
+                    pos[1], why);
+        else if (!n)
             fprintf(stderr, "zarrfs-cat: %s: no timedelta64 array at that path\n", pos[1]);
         else
             status = cat_node(n, progress);

@@ -81,8 +81,11 @@ unsigned zf_array_read_ahead(const zf_array *a, unsigned local);
  * size and mtime, so a store moved within its file system keeps its
  * fingerprint and a copy gets a new one).  From then on a chunk whose
  * stamp differs when it is loaded fails with ZF_ESTALE instead of mixing old
- * and new data.  Call once, before the first chunk is read.  Returns 0 or
- * ZF_ENOMEM.
+ * and new data.  Call before the first chunk is read.  Returns 0, ZF_ENOMEM,
+ * or ZF_EIO when the store could not tell which chunks are stored (a
+ * listing or a stamp failed: nothing is kept of it, one log line names the
+ * key and the reason, and the next call asks again): a chunk is absent only
+ * when the store's complete answer leaves it out (store.h).
  *
  * A remote store's stamps are its objects' versions (size and ETag: no
  * request beyond the listing; a chunk load compares the version its GET
@@ -122,16 +125,33 @@ const void *zf_array_snap_data(const zf_array *a, size_t *len);
 int zf_array_snap_load(zf_array *a, const void *data, size_t len);
 
 /* Has any stored chunk changed, appeared or gone since zf_array_snapshot?
- * One listing, as the snapshot's.  (0 if never taken, or the store cannot be
- * listed: its chunks are checked when read.) */
-int zf_array_changed(const zf_array *a);
+ * One listing, as the snapshot's: 1 or 0 (also if never taken, or the store
+ * cannot be listed: its chunks are checked when read); ZF_EIO (the key and
+ * reason in err) or ZF_ENOMEM when the store could not tell.  1 from then
+ * on, without asking the store, once a listing or a read (ZF_ESTALE) has
+ * seen a change. */
+int zf_array_changed(zf_array *a, char *err, size_t errcap);
+
+/* The newest time (store.h: zf_stamp_time) of the stored chunks present at
+ * the snapshot, ns; 0 without a snapshot or times.  The setter gives a
+ * snapshot loaded by zf_array_snap_load the time persisted with it. */
+int64_t zf_array_chunks_time(const zf_array *a);
+void zf_array_set_chunks_time(zf_array *a, int64_t t);
+
+/* The digest zf_array_set_origin gave (the stamps of the metadata documents). */
+const zf_fp *zf_array_origin(const zf_array *a);
 
 /* Count stored chunks (shards) present in the store against those the grid
  * expects (no decoding, no chunk read): those of the snapshot once it is
  * taken, else by listing the chunk directories; ZF_EUNSUPPORTED (with
  * *expected set) if that listing holds more than limit chunks, ZF_ENOTFOUND
- * (with *expected set) if the store cannot be listed: unknown. */
-int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected);
+ * (with *expected set) if the store cannot be listed: unknown; ZF_EIO
+ * (logged, as zf_array_snapshot) if the listing failed. */
+int zf_array_count_stored(zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected);
+
+/* As zf_array_count_stored, from the snapshot only (no listing, no wait):
+ * ZF_ENOTFOUND (with *expected set) before zf_array_snapshot took one. */
+int zf_array_count_listed(const zf_array *a, uint64_t *present, uint64_t *expected);
 
 /* How many read chunks from index on were absent at zf_array_snapshot (read
  * as the fill value, with no store access needed): 0 if index may be stored,

@@ -24,12 +24,14 @@ uint64_t zf_array_stored_index(const zf_array *a, uint64_t index)
     return k;
 }
 
-/* digest of key's stamp now */
-static zf_fp stamp_digest(const zf_array *a, const char *key)
+/* digest of key's stamp now into *d; ZF_OK (absent keys too), or the
+ * store's failure: it cannot tell what is there now */
+static int stamp_digest(const zf_array *a, const char *key, zf_fp *d)
 {
     zf_stamp st;
-    zf_store_stamp(a->store, key, &st); /* an error leaves st absent: a change, too */
-    return zf_stamp_version(&st);
+    int rc = zf_store_stamp(a->store, key, &st);
+    *d = zf_stamp_version(&st);
+    return rc == ZF_ENOTFOUND ? ZF_OK : rc;
 }
 
 /* index of the first entry of s with index >= k (s->n if none) */
@@ -75,7 +77,8 @@ static void learn(zf_array *a, uint64_t k, const zf_stamp *st)
  * read): ZF_ESTALE if that version is not the one of the snapshot, else rc.
  * A read that failed for another reason than absence compares the key's
  * stamp now instead (a file replaced by a directory is a change too), except
- * a remote store's ZF_EIO (HTTP status after retries), returned as it is. */
+ * a remote store's ZF_EIO (HTTP status after retries), returned as it is,
+ * as is the read's failure when that stamp fails too. */
 int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
                            const zf_stamp *st, char *err, size_t errcap)
 {
@@ -85,11 +88,14 @@ int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
     if (!snap || (rc == ZF_EIO && a->store->remote))
         return rc; /* a failing server says nothing of the version: its error, as is */
     const zf_present *p = zf_snap_find(snap, zf_array_stored_index(a, index));
-    zf_fp then = p ? p->digest : absent_digest();
-    zf_fp now = rc == ZF_OK || rc == ZF_ENOTFOUND ? zf_stamp_version(st) : stamp_digest(a, key);
+    zf_fp then = p ? p->digest : absent_digest(), now = zf_stamp_version(st);
+    if (rc != ZF_OK && rc != ZF_ENOTFOUND && stamp_digest(a, key, &now) != ZF_OK)
+        return rc; /* the store cannot tell what is there: the read's own failure */
     if (now.a == then.a && now.b == then.b)
         return rc;
-    snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
+    __atomic_store_n(&a->changed, 1, __ATOMIC_RELEASE); /* the re-check tells (zf_array_changed) */
+    snprintf(err, errcap, "rewritten since its size was computed; files open keep their version, "
+             "the next open shows the new one");
     return ZF_ESTALE;
 }
 
@@ -133,6 +139,21 @@ void zf_snap_take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
     }
     s->v[s->n++] = (zf_present){k, zf_stamp_version(st)};
     s->files += st->kind == ZF_STORE_FILE;
+    if (zf_stamp_time(st) > s->newest)
+        s->newest = zf_stamp_time(st);
+}
+
+int64_t zf_array_chunks_time(const zf_array *a)
+{
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    return snap ? __atomic_load_n(&snap->newest, __ATOMIC_RELAXED) : 0;
+}
+
+void zf_array_set_chunks_time(zf_array *a, int64_t t)
+{
+    zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    if (snap)
+        __atomic_store_n(&snap->newest, t, __ATOMIC_RELAXED);
 }
 
 void zf_snap_free(zf_snap *s)

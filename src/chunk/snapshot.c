@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/err.h"
+#include "base/log.h"
 
 /* number of stored chunks (shards) along each dimension, and in all */
 static uint64_t stored_grid(const zf_array *a, uint64_t *grid)
@@ -38,12 +40,45 @@ static int grid_index(unsigned ndim, const uint64_t *grid, const uint64_t *coord
     return 0;
 }
 
+/* what a listing of the stored chunks found: complete, or why not.  A chunk
+ * is absent only when a complete answer leaves it out (store.h); anything
+ * else fails the whole listing, and its callers keep nothing of it. */
+typedef struct seen {
+    stamp_fn fn;
+    void *ctx;
+    int rc;                 /* ZF_OK, ZF_EUNSUPPORTED, or the first failure */
+    char why[ZF_KEY_MAX + 256]; /* "KEY: REASON" of that failure */
+} seen;
+
+/* record that asking the store about key failed (rc, reason why); returns rc */
+static int seen_fail(seen *v, int rc, const char *key, const char *why)
+{
+    if (v->rc == ZF_OK) {
+        v->rc = rc;
+        if (rc != ZF_EUNSUPPORTED)
+            snprintf(v->why, sizeof v->why, "%s: %s", *key ? key : "(the store root)",
+                     why && *why ? why : zf_strerror(rc));
+    }
+    return v->rc;
+}
+
+/* list key: complete (a directory that is not there holds no chunk), or
+ * the failure recorded in v */
+static int list_dir(const zf_array *a, const char *key, unsigned flags, zf_store_list_fn fn,
+                    void *arg, seen *v)
+{
+    char why[256] = "";
+    int rc = zf_store_list(a->store, key, flags, fn, arg, why, sizeof why);
+    if (rc == ZF_OK || rc == ZF_ENOTFOUND)
+        return ZF_OK;
+    return seen_fail(v, rc == ZF_ECORRUPT ? ZF_EIO : rc, key, why); /* (fn stopped: v has it) */
+}
+
 typedef struct dir_ctx {
     const zf_array *a;
     const uint64_t *grid;
     const char *dir;   /* the listed directory, relative to the array's */
-    stamp_fn fn;
-    void *ctx;
+    seen *v;
 } dir_ctx;
 
 /* one entry of a listed chunk directory: a chunk of the grid, or ignored */
@@ -55,18 +90,18 @@ static int dir_entry(void *arg, const zf_store_entry *e)
     int n = snprintf(rel, sizeof rel, "%s%s%s", c->dir, *c->dir ? "/" : "", e->name);
     if (n > 0 && (size_t)n < sizeof rel && zf_meta_chunk_coords(&c->a->meta, rel, coords) == ZF_OK &&
         grid_index(c->a->meta.ndim, c->grid, coords, &k) == 0)
-        c->fn(c->ctx, k, &e->stamp);
+        c->v->fn(c->v->ctx, k, &e->stamp);
     return 0;
 }
 
-/* list the directory holding the chunk at coords, calling fn for the chunks
- * in it; ZF_EUNSUPPORTED if the store cannot be listed, else ZF_OK */
+/* list the directory holding the chunk at coords, calling v->fn for the
+ * chunks in it; ZF_OK (complete), or the failure recorded in v */
 static int list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coords,
-                           unsigned flags, stamp_fn fn, void *ctx)
+                          unsigned flags, seen *v)
 {
     char rel[ZF_KEY_MAX], key[ZF_KEY_MAX];
     if (zf_meta_chunk_key(&a->meta, coords, rel, sizeof rel) != ZF_OK)
-        return ZF_OK;
+        return ZF_OK; /* no key fits: nothing can be stored */
     char *slash = strrchr(rel, '/');
     if (slash)
         *slash = '\0';
@@ -75,30 +110,34 @@ static int list_chunk_dir(const zf_array *a, const uint64_t *grid, uint64_t *coo
     int n = snprintf(key, sizeof key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
     if (n < 0 || (size_t)n >= sizeof key)
         return ZF_OK;
-    dir_ctx c = {a, grid, rel, fn, ctx};
-    int rc = zf_store_list(a->store, key, flags, dir_entry, &c);
-    return rc == ZF_EUNSUPPORTED ? rc : ZF_OK; /* a missing directory holds no chunk */
+    dir_ctx c = {a, grid, rel, v};
+    return list_dir(a, key, flags, dir_entry, &c, v);
 }
 
-/* stamp every stored chunk key one by one */
-static void stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, stamp_fn fn,
-                       void *ctx)
+/* stamp every stored chunk key one by one: only ZF_ENOTFOUND is absence */
+static int stamp_each(const zf_array *a, const uint64_t *grid, uint64_t total, seen *v)
 {
     uint64_t coords[ZF_MAX_DIMS] = {0};
     char key[ZF_KEY_MAX];
     size_t plen = *a->path ? (size_t)snprintf(key, sizeof key, "%s/", a->path) : 0;
     for (uint64_t k = 0; k < total; k++) {
         zf_stamp st;
-        if (plen < sizeof key &&
-            zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK &&
-            zf_store_stamp(a->store, key, &st) == ZF_OK)
-            fn(ctx, k, &st);
+        char why[256] = "";
+        int rc = plen < sizeof key &&
+                         zf_meta_chunk_key(&a->meta, coords, key + plen, sizeof key - plen) == ZF_OK
+                     ? zf_store_stamp_why(a->store, key, &st, why, sizeof why)
+                     : ZF_ENOTFOUND; /* no key fits: nothing can be stored */
+        if (rc == ZF_OK)
+            v->fn(v->ctx, k, &st);
+        else if (rc != ZF_ENOTFOUND)
+            return seen_fail(v, rc, key, why);
         for (unsigned d = a->meta.ndim; d-- > 0;) {
             if (++coords[d] < grid[d])
                 break;
             coords[d] = 0;
         }
     }
+    return ZF_OK;
 }
 
 /* a nested walk: the chunk directories below the array's chunk root */
@@ -108,10 +147,7 @@ typedef struct walk_ctx {
     char key[ZF_KEY_MAX];   /* the directory being listed, from the store root */
     size_t base;            /* where the part relative to the array starts in key */
     unsigned depth;         /* the dimension the listed directory's entries stand for */
-    int fail;               /* the listing was cut short (a key too long) */
-    int unlisted;           /* the store cannot be listed */
-    stamp_fn fn;
-    void *ctx;
+    seen *v;
     unsigned flags;         /* zf_store_list's flags */
 } walk_ctx;
 
@@ -129,55 +165,53 @@ static int grid_name(const char *name, uint64_t bound)
     return v < bound;
 }
 
-static void walk_dir(walk_ctx *w);
+static int walk_dir(walk_ctx *w);
 
-/* one entry of a nested chunk directory: a chunk, or a directory to descend into */
+/* one entry of a nested chunk directory: a chunk, or a directory to descend
+ * into; nonzero (a failure below) stops the listing */
 static int walk_entry(void *arg, const zf_store_entry *e)
 {
     walk_ctx *w = arg;
     size_t len = strlen(w->key), nlen = strlen(e->name);
-    if (len + 1 + nlen >= sizeof w->key) {
-        w->fail = 1;
-        return 0;
-    }
+    if (len + 1 + nlen >= sizeof w->key)
+        return 0; /* too long for any key: not a chunk */
     int sep = len > 0; /* the store root "" needs no separator */
     if (sep)
         w->key[len] = '/';
     memcpy(w->key + len + sep, e->name, nlen + 1);
     const char *rel = w->key + w->base + (w->base && w->key[w->base] == '/');
     uint64_t coords[ZF_MAX_DIMS], k;
+    int rc = 0;
     if (w->depth + 1 < w->a->meta.ndim) {
         if (e->stamp.kind == ZF_STORE_DIR && grid_name(e->name, w->grid[w->depth])) {
             w->depth++;
-            walk_dir(w);
+            rc = walk_dir(w);
             w->depth--;
         }
     } else if (zf_meta_chunk_coords(&w->a->meta, rel, coords) == ZF_OK &&
                grid_index(w->a->meta.ndim, w->grid, coords, &k) == 0) {
-        w->fn(w->ctx, k, &e->stamp);
+        w->v->fn(w->v->ctx, k, &e->stamp);
     }
     w->key[len] = '\0';
-    return 0;
+    return rc;
 }
 
 /* list w->key, descending into the directories of the grid it holds */
-static void walk_dir(walk_ctx *w)
+static int walk_dir(walk_ctx *w)
 {
-    if (zf_store_list(w->a->store, w->key, w->flags, walk_entry, w) == ZF_EUNSUPPORTED)
-        w->unlisted = 1; /* (a missing directory holds no chunk) */
+    return list_dir(w->a, w->key, w->flags, walk_entry, w, w->v);
 }
 
-/* fn for every chunk of a nested key layout (one directory level per
+/* v->fn for every chunk of a nested key layout (one directory level per
  * dimension): only directories that exist are listed, so a sparse grid
- * costs what it stores; ZF_EUNSUPPORTED if the store cannot be listed */
-static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, stamp_fn fn,
-                       void *ctx)
+ * costs what it stores; ZF_OK, or the failure recorded in v */
+static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, seen *v)
 {
     uint64_t zero[ZF_MAX_DIMS] = {0};
     char rel[ZF_KEY_MAX];
     unsigned n = a->meta.ndim, comps = 1;
     if (zf_meta_chunk_key(&a->meta, zero, rel, sizeof rel) != ZF_OK)
-        return ZF_OK;
+        return ZF_OK; /* no key fits: nothing can be stored */
     for (const char *p = rel; *p; p++)
         comps += *p == '/';
     if (comps < n) /* not one level per dimension: nothing to walk */
@@ -188,38 +222,45 @@ static int walk_nested(const zf_array *a, const uint64_t *grid, unsigned flags, 
     end[end > rel ? -1 : 0] = '\0';
     walk_ctx *w = malloc(sizeof *w);
     if (!w)
-        return ZF_OK; /* as a listing that found nothing (the caller copes with ZF_ENOMEM) */
-    *w = (walk_ctx){.a = a, .grid = grid, .fn = fn, .ctx = ctx, .flags = flags};
+        return seen_fail(v, ZF_ENOMEM, a->path, NULL);
+    *w = (walk_ctx){.a = a, .grid = grid, .v = v, .flags = flags};
     int len = snprintf(w->key, sizeof w->key, "%s%s%s", a->path, *a->path && *rel ? "/" : "", rel);
     w->base = *a->path ? strlen(a->path) : 0;
-    if (len >= 0 && (size_t)len < sizeof w->key)
-        walk_dir(w);
-    int rc = w->unlisted ? ZF_EUNSUPPORTED : ZF_OK;
+    int rc = len >= 0 && (size_t)len < sizeof w->key ? walk_dir(w) : ZF_OK;
     free(w);
     return rc;
 }
 
-/* fn for every stored chunk present, asking the store in bulk: the chunk
+/* v->fn for every stored chunk present, asking the store in bulk: the chunk
  * directory (or, for nested keys, each chunk directory that exists) is
  * listed once, with the stamps of what it holds (or only their kinds, with
- * flags ZF_LIST_KINDS); a single stored chunk is stamped alone.
- * ZF_EUNSUPPORTED if the store cannot be listed (fn then saw nothing), else
- * ZF_OK. */
-static int stamp_stored(const zf_array *a, unsigned flags, stamp_fn fn, void *ctx)
+ * flags ZF_LIST_KINDS); a single stored chunk is stamped alone.  ZF_OK when
+ * the answer is complete; else v->rc and v->why say why not (v->fn then saw
+ * part of it, or nothing): ZF_EUNSUPPORTED if the store cannot be listed,
+ * or the failure of the store (ZF_EIO, ZF_ENOMEM...). */
+static int stamp_stored(const zf_array *a, unsigned flags, seen *v)
 {
     uint64_t grid[ZF_MAX_DIMS], total = stored_grid(a, grid), coords[ZF_MAX_DIMS] = {0};
     unsigned n = a->meta.ndim;
     if (total == 0)
         return ZF_OK;
     if (total < 2)
-        stamp_each(a, grid, total, fn, ctx);
-    else if (a->meta.separator == '/' && n > 1)
-        return walk_nested(a, grid, flags, fn, ctx);
-    else
-        return list_chunk_dir(a, grid, coords, flags, fn, ctx);
-    return ZF_OK;
+        return stamp_each(a, grid, total, v);
+    if (a->meta.separator == '/' && n > 1)
+        return walk_nested(a, grid, flags, v);
+    return list_chunk_dir(a, grid, coords, flags, v);
 }
 
+/* log that which chunks of a are stored could not be told (v): once per
+ * reason and ZF_TOLD_QUIET_MS (every view of the array asks); returns the
+ * error for the reads that needed it */
+static int told_unknown(zf_array *a, const seen *v)
+{
+    if (zf_array_news(a, &a->told_list, v->why))
+        zf_log("%s%s%s: cannot tell which chunks are stored: %s; reads fail until the store "
+               "answers", zf_store_path(a->store), *a->path ? "/" : "", a->path, v->why);
+    return v->rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_EIO;
+}
 
 static int cmp_present(const void *x, const void *y)
 {
@@ -267,11 +308,16 @@ static void snap_install(zf_array *a, zf_snap *s)
 int zf_array_snapshot(zf_array *a, zf_fp *fp)
 {
     zf_snap *s = calloc(1, sizeof *s);
-    int rc = s ? stamp_stored(a, 0, zf_snap_take_stamp, s) : ZF_ENOMEM;
-    if (!s || s->failed || rc == ZF_EUNSUPPORTED) {
+    if (!s)
+        return ZF_ENOMEM;
+    seen v = {zf_snap_take_stamp, s, ZF_OK, ""};
+    int rc = stamp_stored(a, 0, &v);
+    if (rc == ZF_OK && s->failed)
+        rc = ZF_ENOMEM;
+    if (rc != ZF_OK) { /* nothing of a failed listing is kept */
         zf_snap_free(s);
         if (rc != ZF_EUNSUPPORTED)
-            return ZF_ENOMEM;
+            return rc == ZF_ENOMEM ? rc : told_unknown(a, &v);
         a->unlisted = 1; /* no snapshot: keyed by the metadata's stamps (array.h) */
         pthread_mutex_lock(&a->mu);
         a->learning = 1;
@@ -309,6 +355,7 @@ int zf_array_end_learning(zf_array *a, int adopt)
     if (s) { /* the learned stamps move into s */
         s->v = a->learned.v;
         s->n = s->cap = a->learned.n;
+        s->newest = a->learned.newest;
     }
     memset(&a->learned, 0, sizeof a->learned);
     a->learning = 0;
@@ -370,17 +417,26 @@ static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
     c->seen++;
 }
 
-int zf_array_changed(const zf_array *a)
+int zf_array_changed(zf_array *a, char *err, size_t errcap)
 {
     changed_ctx c = {__atomic_load_n(&a->snap, __ATOMIC_ACQUIRE), 0, 0};
-    if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_stamp) */
+    if (__atomic_load_n(&a->changed, __ATOMIC_ACQUIRE)) /* seen already (or by a read) */
+        return 1;
+    if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_version) */
         return 0;
-    stamp_stored(a, 0, compare_stamp, &c);
-    return c.changed || c.seen != c.snap->n; /* present then, gone now */
+    seen v = {compare_stamp, &c, ZF_OK, ""};
+    if (stamp_stored(a, 0, &v) != ZF_OK) { /* cannot tell: neither changed nor not */
+        snprintf(err, errcap, "%s", v.rc == ZF_ENOMEM ? zf_strerror(v.rc) : v.why);
+        return v.rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_EIO;
+    }
+    int changed = c.changed || c.seen != c.snap->n; /* present then, gone now */
+    if (changed)
+        __atomic_store_n(&a->changed, 1, __ATOMIC_RELEASE);
+    return changed;
 }
 
 typedef struct count_ctx {
-    uint64_t files, listed, limit;
+    uint64_t files, listed;
 } count_ctx;
 
 static void count_present(void *ctx, uint64_t k, const zf_stamp *st)
@@ -391,19 +447,29 @@ static void count_present(void *ctx, uint64_t k, const zf_stamp *st)
     c->listed++;
 }
 
-int zf_array_count_stored(const zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
+int zf_array_count_listed(const zf_array *a, uint64_t *present, uint64_t *expected)
 {
     uint64_t grid[ZF_MAX_DIMS];
     *expected = stored_grid(a, grid);
     *present = 0;
     const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    if (snap) { /* the listing the size pass took */
-        *present = snap->files;
-        return ZF_OK;
-    }
-    count_ctx c = {0, 0, limit};
-    if (stamp_stored(a, ZF_LIST_KINDS, count_present, &c) == ZF_EUNSUPPORTED) /* kinds suffice */
+    if (!snap)
         return ZF_ENOTFOUND;
+    *present = snap->files; /* the listing the size pass took */
+    return ZF_OK;
+}
+
+int zf_array_count_stored(zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
+{
+    if (zf_array_count_listed(a, present, expected) == ZF_OK)
+        return ZF_OK;
+    count_ctx c = {0, 0};
+    seen v = {count_present, &c, ZF_OK, ""};
+    int rc = stamp_stored(a, ZF_LIST_KINDS, &v); /* kinds suffice */
+    if (rc == ZF_EUNSUPPORTED)
+        return ZF_ENOTFOUND;
+    if (rc != ZF_OK) /* a count of part of them would be wrong: none */
+        return told_unknown(a, &v);
     if (c.listed > limit)
         return ZF_EUNSUPPORTED;
     *present = c.files;

@@ -159,7 +159,7 @@ static int http_read(const zf_store *s, const char *key, size_t max, zf_store_bu
     wipe_free(tok);
     if (rc == ZF_OK) {
         *n = r.n;
-        stamp_of(&r, r.n, st);
+        stamp_of(&r, r.size_known ? r.size : r.n, st);
     }
     return rc;
 }
@@ -193,6 +193,8 @@ static int http_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
         if (!reqs[i].len)
             continue;
         reqs[i].rc = rc == ZF_OK ? rs[j].rc : rc;
+        if (reqs[i].rc == ZF_OK && reqs[i].seen)
+            zf_net_req_seen(&rs[j], reqs[i].seen);
         free((char *)rs[j++].url);
     }
     free(rs);
@@ -220,9 +222,16 @@ static int http_stamp(const zf_store *s, const char *key, zf_stamp *st, char *er
 }
 
 static int http_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                     void *ctx)
+                     void *ctx, char *err, size_t errcap)
 {
     return ZF_EUNSUPPORTED;
+}
+
+/* a bearer token's file, when the store has one */
+static void http_credentials(const zf_store *s, char *out, size_t cap)
+{
+    if (impl(s)->tok)
+        snprintf(out, cap, "bearer token (file %s)", impl(s)->tok->path);
 }
 
 static const zf_store_ops http_ops = {
@@ -281,6 +290,7 @@ int zf_store_open_http(const char *origin, const char *prefix, const char *name,
     s->parallel = zf_net_connections(h->net);
     s->budget_ms = zf_net_budget_ms(h->net);
     s->remote = 1;
+    s->credentials = http_credentials;
     *out = s;
     return ZF_OK;
 }

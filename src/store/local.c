@@ -205,15 +205,19 @@ static int local_read(const zf_store *s, const char *key, size_t max, zf_store_b
 static int local_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
 {
     int fd = -1, first = ZF_OK;
+    struct stat st;
     for (size_t i = 0; i < n; i++) {
         zf_store_req *r = &reqs[i];
         if (fd < 0 || strcmp(r->key, reqs[i - 1].key)) {
             if (fd >= 0)
                 close(fd);
-            struct stat st;
             fd = open_value(impl(s), r->key, &st, r->err, r->errcap);
         }
         r->rc = fd < 0 ? fd : pread_full(fd, r->buf, r->len, r->off, r->err, r->errcap);
+        if (r->rc == ZF_OK && r->seen) /* the file the bytes came from */
+            *r->seen = (zf_store_seen){.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+                                                   st.st_mtim.tv_nsec,
+                                       .ino = (uint64_t)st.st_ino, .size = (uint64_t)st.st_size};
         if (r->rc && first == ZF_OK)
             first = r->rc;
     }
@@ -250,26 +254,32 @@ static int local_stamp(const zf_store *s, const char *key, zf_stamp *stamp, char
 }
 
 /* the entry name in directory fd (the store's prefix): its stamp, as
- * local_stamp gives for the whole key; 0, or -1 if it is gone */
+ * local_stamp gives for the whole key; ZF_OK, ZF_ENOTFOUND if it is gone
+ * (removed since the directory was read), or why it cannot be stamped */
 static int entry_stamp(const zf_store *s, int fd, const char *prefix, const char *name,
-                       zf_store_entry *e)
+                       zf_store_entry *e, char *err, size_t errcap)
 {
     struct stat st;
     if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return -1;
+        return errno == ENOENT ? ZF_ENOTFOUND
+             : errno == ENOMEM ? ZF_ENOMEM
+                               : ERR(ZF_EIO, "%s: cannot stat: %s", name, strerror(errno));
     e->alias = S_ISLNK(st.st_mode);
     if (!e->alias) {
         stamp_of(&st, &e->stamp);
-        return 0;
+        return ZF_OK;
     }
     char key[ZF_KEY_MAX];
     int len = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "/" : "", name);
     if (len < 0 || (size_t)len >= sizeof key) {
         stamp_of(&st, &e->stamp); /* a key no store call accepts: the link itself */
-        return 0;
+        return ZF_OK;
     }
     memset(&e->stamp, 0, sizeof e->stamp);
-    return local_stamp(s, key, &e->stamp, NULL, 0) == ZF_OK ? 0 : -1;
+    char why[200] = "";
+    int rc = local_stamp(s, key, &e->stamp, why, sizeof why);
+    return rc == ZF_OK || rc == ZF_ENOTFOUND || rc == ZF_ENOMEM ? rc
+                                                                : ERR(rc, "%s: %s", name, why);
 }
 
 /* the kind of a directory entry from its type alone, or -1 when only a stat
@@ -284,24 +294,27 @@ static int kind_of_dtype(unsigned char type)
     }
 }
 
+/* complete, or a failure: an entry that cannot be stamped, or a directory
+ * that cannot be read to its end, fails the listing (store.h) */
 static int local_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                      void *ctx)
+                      void *ctx, char *err, size_t errcap)
 {
     int fd = open_key(impl(s), prefix, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
-        return open_error(impl(s), prefix, errno, NULL, 0);
+        return open_error(impl(s), prefix, errno, err, errcap);
     DIR *d = fdopendir(fd);
     if (!d) {
+        int e = errno;
         close(fd);
-        return ZF_EIO;
+        return ERR(ZF_EIO, "cannot read the directory: %s", strerror(e));
     }
-    int rc = 0;
+    int rc = ZF_OK;
     for (;;) {
         errno = 0;
         struct dirent *de = readdir(d);
         if (!de) {
             if (errno)
-                rc = ZF_EIO;
+                rc = ERR(ZF_EIO, "readdir: %s", strerror(errno));
             break;
         }
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
@@ -310,8 +323,12 @@ static int local_list(const zf_store *s, const char *prefix, unsigned flags, zf_
         int kind = flags & ZF_LIST_KINDS ? kind_of_dtype(de->d_type) : -1;
         if (kind >= 0)
             e.stamp.kind = (uint32_t)kind; /* no stat: only the kind was asked for */
-        else if (entry_stamp(s, fd, prefix, de->d_name, &e) != 0)
+        else if ((rc = entry_stamp(s, fd, prefix, de->d_name, &e, err, errcap)) != ZF_OK) {
+            if (rc != ZF_ENOTFOUND)
+                break;
+            rc = ZF_OK; /* removed since readdir saw it: absent now */
             continue;
+        }
         if ((rc = fn(ctx, &e)) != 0)
             break;
     }

@@ -5,9 +5,14 @@
 #include "store/net.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/deadline.h"
 #include "base/err.h"
@@ -135,29 +140,49 @@ static int setup_curl(zf_net *net)
     return ZF_OK;
 }
 
+/* cafile, checked to be a regular file that can be read, as an absolute
+ * path (the daemon leaves its directory when it daemonizes, and libcurl
+ * opens the file at each connection) into *out (malloc'd) */
+static int cafile_path(const char *cafile, char **out, char *err, size_t errcap)
+{
+    struct stat st;
+    int fd = open(cafile, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), e = errno;
+    int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    if (!regular)
+        return zf_errf(err, errcap, ZF_EINVAL, "cannot read cafile %s: %s", cafile,
+                       fd < 0 ? strerror(e) : "not a regular file (a PEM file of CA certificates)");
+    char cwd[PATH_MAX] = "";
+    if (cafile[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return zf_errf(err, errcap, ZF_EINVAL, "cafile %s: a relative path, and the current "
+                       "directory is unknown: %s", cafile, strerror(errno));
+    size_t n = strlen(cwd) + strlen(cafile) + 2;
+    if (!(*out = malloc(n)))
+        return ZF_ENOMEM;
+    snprintf(*out, n, "%s%s%s", cwd, *cwd ? "/" : "", cafile);
+    return ZF_OK;
+}
+
 int zf_net_open(const zf_net_opts *o, zf_net **out, char *err, size_t errcap)
 {
     *out = NULL;
-    if (o->cafile) {
-        FILE *f = fopen(o->cafile, "r");
-        if (!f) {
-            if (err && errcap)
-                snprintf(err, errcap, "cannot read cafile %s: %s", o->cafile, strerror(errno));
-            return ZF_EINVAL;
-        }
-        fclose(f);
-    }
+    char *cafile = NULL;
+    int rc = o->cafile ? cafile_path(o->cafile, &cafile, err, errcap) : ZF_OK;
+    if (rc != ZF_OK)
+        return rc;
     zf_net *net = calloc(1, sizeof *net);
-    if (!net)
+    if (!net) {
+        free(cafile);
         return ZF_ENOMEM;
+    }
     net->o = *o;
     defaults(&net->o);
-    net->o.cafile = NULL;
+    net->o.cafile = cafile; /* owned */
     net->rng = ((uint64_t)zf_net_now_ms() << 20) ^ (uint64_t)(uintptr_t)net ^ 0x9e3779b97f4a7c15ull;
     pthread_mutex_init(&net->mu, NULL);
     pthread_mutex_init(&net->curl_mu, NULL);
-    int rc = ZF_ENOMEM;
-    if ((!o->cafile || (net->o.cafile = strdup(o->cafile))) && (rc = setup_curl(net)) == ZF_OK) {
+    if ((rc = setup_curl(net)) == ZF_OK) {
         pthread_mutex_lock(&registry_mu);
         net->reg_next = registry;
         registry = net;
@@ -207,12 +232,16 @@ static int prepare(zf_net_req *r)
 static int start_thread(zf_net *net)
 {
     int rc = ZF_OK;
+    sigset_t all, old; /* signals are for the threads that serve requests */
+    sigfillset(&all);
     pthread_mutex_lock(&net->mu);
     if (!net->thread_alive) {
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         if (pthread_create(&net->thr, NULL, zf_net_engine, net) == 0)
             net->thread_alive = 1;
         else
             rc = ZF_EIO;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     pthread_mutex_unlock(&net->mu);
     return rc;
@@ -237,7 +266,7 @@ int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
         if (prepare(&reqs[i]) != ZF_OK)
             continue;
         xs[i] = (zf_net_xfer){.req = &reqs[i], .batch = &b, .deadline = deadline,
-                              .by_request = by_request};
+                              .by_request = by_request, .cancel = zf_deadline_flag()};
         if (last)
             last->next = &xs[i];
         else

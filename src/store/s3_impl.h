@@ -85,9 +85,11 @@ int zf_s3i_list_page(const s3 *x, const char *full, const char *token, unsigned 
  * '/' unless prefix is "" (malloc'd; NULL when out of memory). */
 char *zf_s3i_full_prefix(const s3 *x, const char *prefix);
 
-/* The backend's list: entries under prefix, page by page (store.h). */
+/* The backend's list: entries under prefix, page by page (store.h); ZF_OK
+ * only once the last page came, ZF_EIO (the page and reason in err) when
+ * one fails or cannot be parsed. */
 int zf_s3i_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                void *ctx);
+                void *ctx, char *err, size_t errcap);
 
 /* Stamp of a key that is no object: a DIR if any key lies under key "/",
  * else ZF_ENOTFOUND (also when the store cannot be listed); the reason of

@@ -41,9 +41,11 @@ int zf_s3i_list_page(const s3 *x, const char *full, const char *token, unsigned 
     }
     if (r.rc != ZF_OK) {
         zf_s3i_reason(nerr, r.status >= 300 ? buf->p : NULL, r.n, err, errcap, code);
-        return r.rc;
+        return r.rc == ZF_ENOMEM || r.rc == ZF_ENOTFOUND ? r.rc : ZF_EIO; /* (404: NoSuchBucket) */
     }
-    return zf_s3list_parse((const char *)buf->p, r.n, page, err, errcap);
+    char why[200] = "";
+    int rc = zf_s3list_parse((const char *)buf->p, r.n, page, why, sizeof why);
+    return rc == ZF_OK || rc == ZF_ENOMEM ? rc : ERR(ZF_EIO, "not a ListObjectsV2 page: %s", why);
 }
 
 char *zf_s3i_full_prefix(const s3 *x, const char *prefix)
@@ -62,28 +64,28 @@ static int list_emit(const zf_s3list_page *pg, size_t skip, zf_store_list_fn fn,
     for (size_t i = 0; i < pg->n; i++) {
         zf_s3list_item *it = &pg->items[i];
         (*seen)++;
-        if (strlen(it->key) <= skip)
-            continue; /* the prefix itself (a "directory marker" object) */
-        char *name = it->key + skip;
-        size_t len = strlen(name);
-        if (it->prefix && name[len - 1] == '/')
-            name[--len] = '\0';
-        if (!len || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-            continue; /* "a//b", "a/./b", "a/../b": no name a directory may hold */
-        zf_store_entry e = {.name = name};
-        if (it->prefix)
-            e.stamp.kind = ZF_STORE_DIR;
-        else
-            zf_s3i_file_stamp(&e.stamp, it->size, it->mtime_ns, it->etag);
-        int stop = fn(ctx, &e);
+        zf_stamp st = {.kind = ZF_STORE_DIR};
+        if (!it->prefix)
+            zf_s3i_file_stamp(&st, it->size, it->mtime_ns, it->etag);
+        int stop = zf_store_list_key(it->key, skip, &st, fn, ctx);
         if (stop)
             return stop;
     }
     return ZF_OK;
 }
 
+/* page number pages of a listing failed: say which (the first has no number) */
+static int page_failed(int rc, unsigned pages, const char *why, char *err, size_t errcap)
+{
+    if (pages)
+        return ERR(rc, "page %u of the listing: %s", pages + 1, why);
+    return ERR(rc, "%s", why);
+}
+
+/* every page in turn: complete (ZF_OK, or ZF_ENOTFOUND when nothing is
+ * under the prefix), or an error (store.h) */
 int zf_s3i_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
-                void *ctx)
+                void *ctx, char *err, size_t errcap)
 {
     const s3 *x = s->impl;
     if (!x->can_list)
@@ -96,12 +98,17 @@ int zf_s3i_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_
     int rc = ZF_OK;
     for (unsigned pages = 0;; pages++) {
         zf_s3list_page pg = {0};
-        rc = pages < PAGES_MAX ? zf_s3i_list_page(x, full, token, x->max_keys, &buf, &pg, NULL, 0, NULL) : ZF_EIO;
+        char why[320] = "more than a million pages";
+        rc = pages < PAGES_MAX
+                 ? zf_s3i_list_page(x, full, token, x->max_keys, &buf, &pg, why, sizeof why, NULL)
+                 : ZF_EIO;
+        if (rc != ZF_OK) /* a 404 after pages came: not "nothing there" */
+            rc = page_failed(rc == ZF_ENOTFOUND && pages ? ZF_EIO : rc, pages, why, err, errcap);
         if (rc == ZF_OK)
             rc = list_emit(&pg, strlen(full), fn, ctx, &seen);
         int more = rc == ZF_OK && pg.truncated;
         if (more && token && !strcmp(token, pg.next_token)) {
-            rc = ZF_EIO; /* the same page again: the server loops */
+            rc = page_failed(ZF_EIO, pages, "the same continuation token again", err, errcap);
             more = 0;
         }
         free(token);

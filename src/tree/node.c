@@ -39,6 +39,17 @@ size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
     return id;
 }
 
+void zf_tree_unknown(zf_tree *t, size_t dir, const char *key, const char *why, const char *seen)
+{
+    char where[ZF_KEY_MAX + 64];
+    snprintf(where, sizeof where, "%s%s%s", zf_store_path(t->store), *key ? "/" : "", key);
+    t->nodes[dir - 1].incomplete = 1;
+    if (!*t->unknown && snprintf(t->unknown, sizeof t->unknown, "%s: %s", where, why) < 0)
+        *t->unknown = '\0'; /* (cut to fit, as a log line would be) */
+    if (!t->opts->generation) /* at mount; a re-check says it once (zf_tree_incomplete) */
+        zf_log("%s: %s; %s", where, why, seen);
+}
+
 /* an order-independent sum: the walk may visit nodes in any order */
 void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
 {
@@ -116,10 +127,10 @@ static int file_stem(const char *name, char stem[ZF_STEM_MAX + 1])
 }
 
 /* add the files of the timedelta64 array at path (named name, in directory
- * dir); takes m's contents.  The array keeps its whole name (the CSV header,
- * .info), its files a stem that fits */
+ * dir): three nodes in a row, .txt first; takes m's contents.  The array
+ * keeps its whole name (the CSV header, .info), its files a stem that fits */
 int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m,
-                      const zf_fp *origin)
+                      const zf_fp *origin, int64_t time)
 {
     if (t->narrays == t->arrays_cap) {
         size_t cap = t->arrays_cap ? t->arrays_cap * 2 : 16;
@@ -154,6 +165,7 @@ int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path
             return ZF_ENOMEM;
         t->nodes[id - 1].layout = l;
         t->nodes[id - 1].view = (zf_view)v;
+        t->nodes[id - 1].mtime = time;
     }
     return ZF_OK;
 }

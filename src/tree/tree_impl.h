@@ -42,27 +42,36 @@ struct zf_tree {
     zf_group_coords *groups;      /* the groups with a coordinates attribute */
     size_t ngroups, groups_cap;
     const zf_store *store;
+    zf_store *owned;              /* store, when the tree owns it (zf_tree_own_store) */
     zf_cache *cache;
     const zf_layout_opts *opts;   /* while building only */
     char cons_key[16];            /* the consolidated metadata's key, if every node's
                                      metadata came from it; "" if not */
     zf_stamp cons_stamp;          /* its stamp when the tree was built */
+    char unknown[320];            /* the first part the walk could not tell (key: reason);
+                                     "" if none (zf_tree_incomplete) */
 };
 
 /* Append a node under directory id parent (0: none); its id, 0 if out of
  * memory (node.c). */
 size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir);
 
+/* Directory node dir is incomplete: the store could not tell part of it
+ * (at key; why: what failed; seen: what the user sees instead); logged at
+ * mount, kept for zf_tree_incomplete (node.c). */
+void zf_tree_unknown(zf_tree *t, size_t dir, const char *key, const char *why, const char *seen);
+
 /* Mix one fact about the store (at path) into the tree's fingerprint
  * (node.c). */
 void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n);
 
 /* Add the files of the timedelta64 array at path (named name, in directory
- * dir; origin: the stamps of its metadata documents); takes m's contents.
- * The array keeps its whole name (the CSV header, .info), its files a stem
- * that fits NAME_MAX (node.c). */
+ * dir; origin: the stamps of its metadata documents, time the newest of
+ * their times); takes m's contents.  The array keeps its whole name (the
+ * CSV header, .info), its files a stem that fits NAME_MAX; they are three
+ * nodes in a row, .txt first (node.c). */
 int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m,
-                      const zf_fp *origin);
+                      const zf_fp *origin, int64_t time);
 
 /* Remember the array at path (shown: 1 + its index in t->arrays, else 0)
  * as a variable of its group: its dimensions and coordinates attribute

@@ -17,26 +17,23 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "zarr/cf.h"
 
 #define ZF_MAX_DEPTH 64
 
-/* is name safe as one path component (UTF-8, no control characters)? */
+/* is name safe as one path component (UTF-8, no control characters as
+ * base/utf8.h counts them: C0, DEL, C1, bidi overrides and isolates)? */
 static int safe_name(const char *s)
 {
     size_t len = strlen(s);
     if (len == 0 || len > ZF_NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
         return 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p, extra = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
-                               : (c & 0xF8) == 0xF0 ? 3 : 9;
-        if (c < 0x20 || c == 0x7F || c == '/' || extra == 9 || (extra == 1 && c < 0xC2))
+    for (const char *p = s, *end = s + len; p < end;) {
+        size_t k = zf_utf8_len(p, end);
+        if (!k || zf_utf8_is_control(p, k) || *p == '/')
             return 0;
-        for (unsigned i = 1; i <= extra; i++)
-            if ((p[i] & 0xC0) != 0x80)
-                return 0;
-        p += 1 + extra;
+        p += k;
     }
     return 1;
 }
@@ -258,6 +255,40 @@ static void log_unlisted(const zf_walker *w)
            w->path);
 }
 
+/* did reading the consolidated metadata fail (not absent, not unusable:
+ * the store could not tell what it holds)? */
+static int cons_failed(const zf_walker *w)
+{
+    int rc = w->cons_rc;
+    return rc != ZF_OK && rc != ZF_ENOTFOUND && rc != ZF_ECORRUPT && rc != ZF_EUNSUPPORTED;
+}
+
+/* the children of the group at w->path (node dir) into c: from the
+ * consolidated metadata, or a complete listing; ZF_OK, ZF_ENOMEM, or
+ * ZF_EIO when the store could not tell them (dir is then incomplete: a
+ * failure is never an empty group) */
+static int group_children(zf_walker *w, size_t dir, children *c)
+{
+    if (w->cons && w->store->remote) /* one document for the whole tree: no listing */
+        return zf_cons_children(w->cons, w->path, collect_cons, c);
+    char why[300] = "", what[400];
+    int rc = zf_store_list(w->store, w->path, 0, collect_dir, c, why, sizeof why);
+    if (rc == ZF_OK || rc == ZF_ENOTFOUND || rc == ZF_ENOMEM) /* (gone since: nothing in it) */
+        return rc == ZF_ENOMEM ? rc : ZF_OK;
+    if (rc == ZF_EUNSUPPORTED && !cons_failed(w)) {
+        log_unlisted(w);
+        return ZF_OK;
+    }
+    if (rc == ZF_EUNSUPPORTED)
+        snprintf(what, sizeof what, "cannot read the consolidated metadata (%s), and this store "
+                 "cannot be listed", w->cons_err);
+    else
+        snprintf(what, sizeof what, "cannot list this group: %s", *why ? why : zf_strerror(rc));
+    zf_tree_unknown(w->t, dir, w->path, what, "its contents are not shown, and listing it or "
+                    "looking names up in it fails with EIO until the store answers");
+    return ZF_EIO;
+}
+
 /* walk the group at w->path (node dir): its child directories in name order */
 static int walk_group(zf_walker *w, size_t dir, int depth)
 {
@@ -267,13 +298,11 @@ static int walk_group(zf_walker *w, size_t dir, int depth)
         return ZF_OK;
     }
     children c = {NULL, 0, 0};
-    int rc;
-    if (w->cons && w->store->remote) /* one document for the whole tree: no listing */
-        rc = zf_cons_children(w->cons, w->path, collect_cons, &c);
-    else if ((rc = zf_store_list(w->store, w->path, 0, collect_dir, &c)) == ZF_EUNSUPPORTED)
-        log_unlisted(w);
-    if (rc != ZF_ENOMEM) /* a directory that cannot be listed holds nothing */
-        rc = ZF_OK;
+    int rc = group_children(w, dir, &c);
+    if (rc == ZF_EIO) { /* nothing of a failed listing is shown */
+        free_children(&c);
+        return ZF_OK;
+    }
     sort_children(&c);
     for (size_t i = 0; rc == ZF_OK && i < c.n; i++)
         rc = visit_child(w, dir, &c.v[i], depth + 1);
@@ -294,6 +323,13 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
     int rc = zf_walk_classify(w, w->path, &kind, &m);
     if (rc == ZF_ENOMEM)
         return rc;
+    if (rc == ZF_EIO && (depth > 0 || w->t->opts->generation)) { /* unknown: its group (a
+        re-check: the root itself) cannot say what it holds; at mount the root fails */
+        zf_tree_unknown(w->t, dir, w->path, w->unknown, "it is not shown, and listing its group "
+                        "or looking up names not shown there fails with EIO until the store "
+                        "answers");
+        return ZF_OK;
+    }
     if (rc) { /* a broken root fails the whole tree; anything deeper is left out */
         w->left_out += rc != ZF_ENOTFOUND;
         return depth == 0 ? rc : ZF_OK;
@@ -309,7 +345,8 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
         w->other++;
         rc = zf_tree_add_var(w->t, w->path, &m, order, 0);
     } else if ((rc = zf_tree_add_var(w->t, w->path, &m, order, w->t->narrays + 1)) == ZF_OK &&
-               (rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin)) == ZF_OK) {
+               (rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin,
+                                         w->origin_time)) == ZF_OK) {
         w->shown++;
     }
     zf_meta_clear(&m);
@@ -326,6 +363,7 @@ static int walk(zf_walker *w, size_t dir, const char *name, int depth)
     size_t id = dir;
     if (depth > 0 && !(id = zf_tree_add_node(w->t, dir, name, 1)))
         return ZF_ENOMEM;
+    w->t->nodes[id - 1].mtime = w->origin_time; /* the group's documents' */
     return walk_group(w, id, depth);
 }
 
@@ -405,17 +443,21 @@ int zf_tree_walk(zf_tree *t)
         t->cons_stamp = *zf_cons_stamp(w->cons);
     }
     zf_stamp root = {0}; /* a remote store's root has no identity: not asked for */
-    if (rc == ZF_OK && (w->store->remote || (rc = zf_store_stamp(w->store, "", &root)) == ZF_OK) &&
-        (rc = first_visit(w, root.dev, root.ino)) == 1)
+    char why[200] = "";
+    if (rc == ZF_OK && !w->store->remote &&
+        (rc = zf_store_stamp_why(w->store, "", &root, why, sizeof why)) == ZF_EIO)
+        zf_log_error("%s: cannot read the store: %s", zf_store_path(w->store), why);
+    if (rc == ZF_OK && (rc = first_visit(w, root.dev, root.ino)) == 1)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)
         rc = walk_later(w);
     if (w->cons && !w->own_docs) /* every node from that document: re-checked by its stamp */
         snprintf(t->cons_key, sizeof t->cons_key, "%s", zf_cons_key(w->cons));
     if (rc == ZF_OK && !t->opts->generation) /* at mount; not on every re-check */
-        zf_log_msg(w->shown == 0 || w->left_out ? ZF_LOG_WARN : ZF_LOG_INFO, /* worth a look? */
+        zf_log_msg(w->shown == 0 || w->left_out || *t->unknown ? ZF_LOG_WARN : ZF_LOG_INFO,
                    "%zu arrays found, %zu shown (%zu of other data types); %zu nodes left out "
-                   "for their metadata", w->shown + w->other, w->shown, w->other, w->left_out);
+                   "for their metadata%s", w->shown + w->other, w->shown, w->other, w->left_out,
+                   *t->unknown ? "; the store could not tell all it holds (above)" : "");
     walker_free(w);
     return rc;
 }

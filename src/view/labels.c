@@ -165,7 +165,7 @@ static int load_src(zf_array *a, pending *p)
     }
     if (rc == ZF_EINVAL)
         snprintf(why, sizeof why, "its dimensions or shape are not the array's");
-    if (rc == ZF_EIO && zf_array_store(a)->remote)
+    if (rc == ZF_EIO || rc == ZF_ESTALE) /* the store could not tell: no fallback (store.h) */
         zf_log("%s/%s: coordinate %s: %s; the array is sized again on its next access",
                zf_store_path(zf_array_store(a)), zf_array_path(a), p->src->name,
                *why ? why : zf_strerror(rc));
@@ -350,8 +350,8 @@ int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format form
         int got = load_src(a, &p[i]);
         ok[i] = got == ZF_OK;
         ndata += ok[i] && src[i].dim < 0;
-        if (got == ZF_EIO && zf_array_store(a)->remote)
-            rc = got; /* a server that may come back: the labels are tried again */
+        if (got == ZF_EIO || got == ZF_ESTALE)
+            rc = ZF_EIO; /* a store that may answer later: the labels are tried again */
     }
     uint64_t slice = am->ndim == 1 ? ZF_PD_SLICE_CELLS / (ndata + 1) : UINT64_MAX;
     for (unsigned d = 0; d < am->ndim && rc == ZF_OK; d++) {

@@ -61,7 +61,9 @@ typedef struct zf_labels {
  * does.  Time labels are written in format (pandas: the column format
  * pandas chooses), NaT as nat (its CSV text).  *out owns the tables
  * (zf_labels_free).  ZF_OK or ZF_ENOMEM; a source that cannot be used is
- * logged and replaced. */
+ * logged and replaced; ZF_EIO (logged) when the store could not tell a
+ * coordinate's values (a failed read, a chunk changed since it was seen):
+ * nothing is replaced then, and the next call tries again. */
 int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format format,
                    const char *nat, zf_labels **out);
 

@@ -13,7 +13,8 @@
  * the last axis): the text of its field now, and how it moves line by line */
 typedef struct runcol {
     const zf_labcol *col; /* a table column (labels.h), or NULL: an index column */
-    uint64_t f, step;     /* a table column: its field now, and the step along the run */
+    uint64_t f, step;     /* a table column: its field now, and the step along the run;
+                             an index column: the index now */
     int moves;            /* an index column: it counts along the run (the last axis) */
     char d[24];           /* an index column: the index in decimal */
     size_t n;
@@ -45,9 +46,10 @@ typedef struct reader {
 
 /* ---- label columns: the fields of the run's lines */
 
-/* the next number in decimal, in place */
+/* the next index, its decimal text in place */
 static void count_up(runcol *c)
 {
+    c->f++;
     size_t i = c->n;
     while (i > 0 && c->d[i - 1] == '9')
         c->d[--i] = '0';
@@ -138,6 +140,20 @@ static inline void cols_next(reader *r)
     }
 }
 
+/* the label fields of the line k lines further along the run */
+static void cols_skip(reader *r, uint64_t k)
+{
+    for (unsigned i = 0; i < r->nrc; i++) {
+        runcol *c = &r->rc[i];
+        if (c->moves) {
+            c->f += k;
+            c->n = zf_u64_text(c->f, c->d);
+        } else {
+            c->f += k * c->step;
+        }
+    }
+}
+
 /* ---- lines: the label fields, then the value */
 
 /* the value column's text of x (mode: its slice's format, pandas' column) at q */
@@ -154,6 +170,64 @@ static uint64_t value_len(const reader *r, int64_t x, zf_pdmode mode)
         return zf_text_len(r->text, x);
     return zf_pdcsv_base_len(r->pd, x) + zf_pdcsv_extra(mode) +
            (r->pd->values == ZF_VALUES_DURATION && x < 0 && mode != ZF_PD_DAYS);
+}
+
+/* ---- runs of one value (absent, constant or damaged chunks) before the
+ * request: passed over arithmetically, never line by line (a sparse
+ * array's offset block may hold 2^36 of them) */
+
+/* whether the lengths of the run's label fields add up at once: no table
+ * column steps by more than one field along the run (its lines are then
+ * measured one by one, at most as many as its table has fields) */
+static int run_summable(const reader *r)
+{
+    for (unsigned i = 0; i < r->nrc; i++)
+        if (r->rc[i].col && r->rc[i].step > 1)
+            return 0;
+    return 1;
+}
+
+/* the length of the next k lines of the run (run_summable), each value's
+ * text and newline vlen bytes; saturates */
+static uint64_t run_len(const reader *r, uint64_t vlen, uint64_t k)
+{
+    uint64_t len = zf_sat_mul(k, r->prefix_len + vlen);
+    for (unsigned i = 0; i < r->nrc; i++) {
+        const runcol *c = &r->rc[i];
+        uint64_t f;
+        if (!c->col)
+            f = c->moves ? zf_digit_sum(c->f, c->f + k) : zf_sat_mul(k, c->n);
+        else if (c->step)
+            f = c->col->start[c->f + k] - c->col->start[c->f];
+        else
+            f = zf_sat_mul(k, c->col->start[c->f + 1] - c->col->start[c->f]);
+        len = zf_sat_add(len, zf_sat_add(f, k));
+    }
+    return len;
+}
+
+/* pass over the lines of the next n (at most) of the run, all of value x
+ * (mode: their slice's format), that end before the request starts;
+ * returns how many */
+static uint64_t skip_run(reader *r, int64_t x, zf_pdmode mode, uint64_t n)
+{
+    if (r->pos >= r->want || !run_summable(r))
+        return 0;
+    uint64_t vlen = value_len(r, x, mode) + 1, room = r->want - r->pos;
+    uint64_t lo = 0, hi = n; /* the largest k <= n whose lines fit the room: lo */
+    while (lo < hi) {
+        uint64_t mid = hi - (hi - lo) / 2;
+        if (run_len(r, vlen, mid) <= room)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (lo) {
+        r->last.pos = r->pos + run_len(r, vlen, lo - 1); /* the last one */
+        r->pos += run_len(r, vlen, lo);
+        cols_skip(r, lo);
+    }
+    return lo;
 }
 
 /* the whole line of value x at p; its length */
@@ -238,6 +312,14 @@ static int emit_one(reader *r, int64_t x, zf_pdmode mode, int bad)
     return ZF_OK;
 }
 
+/* how many of the n lines from element g have their value in one format
+ * (pandas' column format: one per block) */
+static uint64_t one_format(const reader *r, uint64_t g, uint64_t n)
+{
+    uint64_t in_block = r->l->block - g % r->l->block;
+    return r->pd && in_block < n ? in_block : n;
+}
+
 /* emit the lines of a run of n elements from g (label columns set up by
  * start_run), values vals or (vals NULL) v, clipped to the request;
  * returns the lines touched, with ZF_ECORRUPT in *rc if bad (a damaged
@@ -250,13 +332,16 @@ static uint64_t emit_run(reader *r, const int64_t *vals, int64_t v, uint64_t g, 
     uint64_t j = 0;
     while (j < n && r->pos < r->end) {
         zf_pdmode mode = r->pd ? (zf_pdmode)l->bmode[(g + j) / l->block] : ZF_PD_SECS;
+        if (!vals && r->pos < r->want) { /* one value: pass over what precedes the request */
+            uint64_t k = skip_run(r, bad ? ZF_NAT : v, mode, one_format(r, g + j, n - j));
+            j += k;
+            if (k)
+                continue;
+        }
         /* in pandas' format, the slice's format "to the second" is str(Timedelta)
          * and str(Timestamp), which the formatter's run writes */
         if (!bad && vals && r->pos >= r->want && mode == ZF_PD_SECS) {
-            uint64_t most = n - j, in_block = l->block - (g + j) % l->block;
-            if (r->pd && in_block < most) /* one format per block */
-                most = in_block;
-            uint64_t k = emit_batch(r, vals + j, most);
+            uint64_t k = emit_batch(r, vals + j, one_format(r, g + j, n - j));
             j += k;
             if (k)
                 continue;
@@ -326,15 +411,19 @@ static int emit_from(reader *r, uint64_t g)
         int rc = ZF_OK;
         if (zf_layout_is_bad(l, ci)) {
             value_texts(r, 0);
-            emit_run(r, NULL, ZF_NAT, g, run, 1, &rc);
+            uint64_t j = emit_run(r, NULL, ZF_NAT, g, run, 1, &rc);
+            r->last.elem = g + (j ? j - 1 : 0);
             if (rc)
                 return rc;
             g += run;
             continue;
         }
         zf_chunk *ch;
-        if ((rc = zf_array_get_chunk(l->a, ci, &ch)))
-            return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+        rc = zf_array_get_chunk(l->a, ci, &ch);
+        if (rc == ZF_ESTALE) /* this open keeps its version: EIO; the next one sizes afresh */
+            zf_layout_drop_index(l);
+        if (rc)
+            return rc == ZF_ENOMEM || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
         value_texts(r, ch->coarser);
         if (r->sequential)
             prefetch_ahead(l, ci);
@@ -388,15 +477,9 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
                         size_t *got, zf_cursor *cursor)
 {
     *got = 0;
-    if (v == ZF_VIEW_INFO) {
-        int rc = zf_layout_ensure_info(l);
-        if (rc == ZF_OK && off < l->info_len) {
-            *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
-            memcpy(buf, l->info + off, *got);
-        }
-        return rc;
-    }
-    int rc = zf_layout_ensure_sized(l);
+    if (v == ZF_VIEW_INFO)
+        return zf_layout_info_read(l, off, buf, len, got);
+    int rc = zf_layout_ensure_text(l, v);
     if (rc)
         return rc;
     uint64_t total = l->off[v][l->nblocks];

@@ -143,6 +143,17 @@ class Checker:
                 self.expect_file(v["file"], v["expected"])
             self.healthy()
             return
+        if c["expect"] == "unknown":  # the store cannot tell the values: no size either
+            for v in c["views"].values():
+                try:
+                    os.stat(os.path.join(self.mnt, v["file"]))
+                    self.fail(f"{v['file']}: stat succeeded, expected EIO (the chunk is unreadable)")
+                except OSError as e:
+                    if e.errno != errno.EIO:
+                        self.fail(f"{v['file']}: stat failed with {e}, expected EIO")
+            self.healthy()
+            self.expect_log([c["chunk_key"]], "a line naming the unreadable chunk")
+            return
         for view, v in c["views"].items():
             name, want = v["file"], self.expected(v["expected"])
             try:

@@ -78,6 +78,19 @@ progress_lines() { tr '\r' '\n' <"$TTY_LOG" | grep '^zarrfs-cat: [0-9]'; }
     done
 }
 
+@test "cat: warnings go to stderr as zarrfs logs them; the file is still whole, exit 0 (as zarrfs-cat(1) says)" {
+    local d
+    zf_mktemp d
+    cp -r "$LT" "$d/lt" && echo '{' >"$d/lt/sample_offset/zarr.json"
+    cat_status "$LT" particle_age.csv
+    cp "$ZF_OUT" "$d/want"
+    cat_status "$d/lt" particle_age.csv
+    [[ $ZF_RC == 0 ]] || fail "status $ZF_RC: $(cat "$ZF_ERR")"
+    cmp -s "$ZF_OUT" "$d/want" || fail "the output differs from the undamaged store's"
+    grep -qF "zarrfs: warning: $d/lt/sample_offset: left out: invalid JSON" "$ZF_ERR" ||
+        fail "no warning for the left-out array: $(cat "$ZF_ERR")"
+}
+
 @test "cat: on a terminal, a large output shows a progress line on stderr, then clears it; same bytes" {
     local d
     zf_mktemp d

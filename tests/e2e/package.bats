@@ -154,6 +154,12 @@ $(diff <(echo "$want") <(echo "$got") | head -n 20)"
     for want in fuse3 libfuse3-3 libc6 libzstd1 libblosc1 libcjson1 liblz4-1 zlib1g libbz2-1.0; do
         [[ ", $dep," == *", $want"[\ ,]* ]] || fail "Depends lacks $want: $dep"
     done
+    # the description names what is shown, and where from
+    local desc
+    desc=$(dpkg-deb -f "$PKG_DEB" Description)
+    for want in "time arrays" s3:// gs:// numpy.timedelta64 numpy.datetime64 "CF encodings"; do
+        [[ $desc == *"$want"* ]] || fail "Description does not mention $want: $desc"
+    done
     run dpkg -L zarrfs
     assert_success
     for want in /usr/bin/zarrfs /usr/bin/zarrfs-cat /usr/share/man/man1/zarrfs.1.gz /usr/share/man/man1/zarrfs-cat.1.gz; do
@@ -165,9 +171,9 @@ $(diff <(echo "$want") <(echo "$got") | head -n 20)"
     [[ $(zarrfs -V | head -n 1) == "zarrfs version "* ]] || fail "zarrfs -V: $(zarrfs -V)"
     zarrfs-cat --help | grep -q '^usage: zarrfs-cat' || fail "zarrfs-cat --help"
     assert_equal "$(man -w zarrfs)" /usr/share/man/man1/zarrfs.1.gz
-    run env MANWIDTH=80 man zarrfs
+    run env MANWIDTH=200 man zarrfs
     assert_success
-    assert_output --partial "zarrfs - mount the duration arrays of a Zarr store as text files"
+    assert_output --partial "zarrfs - mount the duration and time-stamp arrays of a Zarr store as text files"
 }
 
 @test "package: mount -t fuse.zarrfs STORE MNT -o ro,format=iso mounts, reads as zarrfs-cat, umount ends it" {
@@ -210,4 +216,33 @@ $(diff <(echo "$want") <(echo "$got") | head -n 20)"
     pid=$(daemon_of "$W/mnt") || fail "no daemon serves $W/mnt"
     expect_same "$W/mnt"
     pkg_umount "$W/mnt" "$pid"
+}
+
+@test "package: the systemd example's mount unit (Type=, Options=) mounts through mount(8)" {
+    # what the unit makes systemd run: mount -t TYPE WHAT WHERE -o OPTIONS,
+    # with the bundled store and a work dir for WHAT and WHERE
+    local unit=$ZF_REPO/examples/systemd/mnt-lt.mount type opts
+    type=$(sed -n 's/^Type=//p' "$unit")
+    opts=$(sed -n 's/^Options=//p' "$unit")
+    [[ $type == fuse.zarrfs && -n $opts ]] || fail "no Type=fuse.zarrfs or no Options= in $unit"
+    pkg_work
+    zf_t mount -t "$type" "$STORE" "$W/mnt" -o "$opts,no_index_cache" >"$W/mount.log" 2>&1 3>&- ||
+        fail "mount -t $type -o $opts failed: $(cat "$W/mount.log")"
+    local pid
+    pid=$(daemon_of "$W/mnt") || fail "no daemon serves $W/mnt"
+    ZF_MOUNTS+=("$W/mnt") ZF_PIDS+=("") ZF_WORKS+=("$W")
+    expect_same "$W/mnt"
+    pkg_umount "$W/mnt" "$pid"
+}
+
+@test "package: /usr/share/doc/zarrfs/copyright is the licence in Debian's machine-readable format" {
+    local f=/usr/share/doc/zarrfs/copyright
+    dpkg -L zarrfs | grep -qx "$f" || fail "the package has no $f: $(dpkg -L zarrfs)"
+    cmp -s "$f" "$ZF_REPO/doc/copyright" || fail "$f is not doc/copyright"
+    assert_equal "$(head -n 1 "$f")" "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
+    # one Files: * paragraph under Apache-2.0, whose text Debian ships
+    grep -qx 'Files: \*' "$f" || fail "no 'Files: *' paragraph: $(cat "$f")"
+    assert_equal "$(grep -c '^License: Apache-2.0$' "$f")" 2
+    [[ -f /usr/share/common-licenses/Apache-2.0 ]] || fail "no /usr/share/common-licenses/Apache-2.0"
+    cmp -s /usr/share/common-licenses/Apache-2.0 "$ZF_REPO/LICENSE" || fail "LICENSE is not the Apache License 2.0 text"
 }

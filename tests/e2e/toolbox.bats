@@ -75,6 +75,25 @@ EOF
 $wide"
 }
 
+@test "toolbox: --help and the man pages name every kind of store and array, and the signals" {
+    zf_run_cli --help
+    local want
+    for want in "s3://BUCKET/PREFIX" "gs://BUCKET/PREFIX" "https://" "numpy.timedelta64" \
+        "numpy.datetime64" "CF time" "SIGHUP"; do
+        grep -qF -- "$want" "$ZF_OUT" || fail "--help does not mention $want: $(cat "$ZF_OUT")"
+    done
+    run env MANWIDTH=200 man -l "$MAN_DIR/zarrfs.1"
+    assert_success
+    assert_output --partial "zarrfs - mount the duration and time-stamp arrays of a Zarr store as text files"
+    assert_output --partial "SIGINT, SIGTERM and SIGHUP unmount"
+    assert_output --partial "for a CF-encoded array, the decoded count"
+    run env MANWIDTH=200 man -l "$MAN_DIR/zarrfs-cat.1"
+    assert_success
+    assert_output --partial "for one file of the duration or time-stamp array"
+    assert_output --partial "(its label columns, then its value)"
+    assert_output --partial "standard error gets the warnings"
+}
+
 @test "toolbox: the man page lists exactly the views and options of --help" {
     zf_run_cli --help
     local from_help from_man

@@ -5,7 +5,11 @@
                                            zarr-python fixtures in
                                            tests/data/zarr-python-3.1)
 
-Writes corpus/fuzz_meta, corpus/fuzz_pipeline, corpus/fuzz_layout.  Files named
+    python tests/fuzz/make_seeds.py idx    (only the corpora named: meta,
+                                           pipeline, layout, idx)
+
+Writes corpus/fuzz_meta, corpus/fuzz_pipeline, corpus/fuzz_layout,
+corpus/fuzz_idx (and fuzz_meta.dict).  Files named
 crash-* (regression inputs for fixed bugs) are kept; every other file in those
 directories is replaced.  The output is deterministic.
 """
@@ -321,6 +325,24 @@ def pipeline_seeds():
     inner = le(t[0:2]) + le(t[2:4])
     index = struct.pack("<4Q", 0, 48, 48, 48)
     put(d, "v3-transpose-shard", inner + index + struct.pack("<I", crc32c(index)))
+    # the same with zstd inner chunks: the 6x4 shard of a transposed 4x6 chunk, 2x2 inner chunks
+    t = values(24, 17).reshape(4, 6).T
+    parts = [bytes(numcodecs.Zstd(level=1).encode(le(t[i:i + 2, j:j + 2])))
+             for i in (0, 2, 4) for j in (0, 2)]
+    offs = np.cumsum([0] + [len(p) for p in parts])
+    index = b"".join(struct.pack("<QQ", int(offs[k]), len(parts[k])) for k in range(6))
+    put(d, "v3-transpose-shard-zstd", b"".join(parts) + index + struct.pack("<I", crc32c(index)))
+    # nested: two 2x4 shards of 1x2 zstd inner chunks (the transposed 4x4 chunk)
+    t = values(16, 18).reshape(4, 4).T
+    nested = []
+    for r in (0, 1):
+        parts = [bytes(numcodecs.Zstd(level=1).encode(le(t[2 * r + a, 2 * b:2 * b + 2])))
+                 for a in (0, 1) for b in (0, 1)]
+        offs = np.cumsum([0] + [len(p) for p in parts])
+        nested.append(b"".join(parts) + b"".join(struct.pack("<QQ", int(offs[k]), len(parts[k]))
+                                                 for k in range(4)))
+    outer = struct.pack("<QQQQ", 0, len(nested[0]), len(nested[0]), len(nested[1]))
+    put(d, "v3-transpose-nested-shard-zstd", nested[0] + nested[1] + outer)
     put(d, "v2-crc32", bytes(numcodecs.CRC32().encode(le(values(5, 12)))))
     put(d, "v2-adler32-end", bytes(numcodecs.Adler32(location="end").encode(le(values(5, 13)))))
     put(d, "v2-fletcher32", bytes(numcodecs.Fletcher32().encode(le(values(5, 14)))))
@@ -395,11 +417,41 @@ def write_dicts():
             f.write(esc(w) + "\n")
 
 
+def idx_record(op: int, word: int, value: int) -> bytes:
+    return struct.pack("<BHQ", op, word, value % 2**64)
+
+
+def idx_seeds():
+    """fuzz_idx: byte 0 the array (t, when, dur, sp), byte 1 the kind (even:
+    patch records of the genuine index, odd: the genuine header + a body).
+    Offset words: 4.. (.txt), 4 + n.. (.csv); n = 4, 4, 3, 7 entries."""
+    d = reset("fuzz_idx")
+    entries = [4, 4, 3, 7]
+    for t, n in enumerate(entries):
+        put(d, f"genuine-{t}", bytes([t, 0]))
+        put(d, f"body-zeros-{t}", bytes([t, 1]) + bytes(16 * n + 16))
+        put(d, f"body-ascending-{t}", bytes([t, 1]) + b"".join(struct.pack("<Q", 7 * i) for i in range(2 * n + 2)))
+        put(d, f"count-{t}", bytes([t, 0]) + idx_record(2, 3, n + 1))
+        put(d, f"truncated-{t}", bytes([t, 0]) + idx_record(3, 0, 32 + 8 * n))
+        put(d, f"txt-block-longer-{t}", bytes([t, 0]) + idx_record(1, 5, 1 << 40))
+        put(d, f"csv-shifted-{t}", bytes([t, 0]) + idx_record(4, 4 + n, ((n - 1) << 16) | 100))
+        put(d, f"csv-last-{t}", bytes([t, 0]) + idx_record(1, 4 + 2 * n - 1, 1))
+        put(d, f"txt-swap-{t}", bytes([t, 0]) + idx_record(1, 5, 3) + idx_record(1, 6, -3 % 2**64))
+        put(d, f"total-huge-{t}", bytes([t, 0]) + idx_record(2, 4 + n - 1, 1 << 63))
+        put(d, f"extra-{t}", bytes([t, 0]) + idx_record(0, 4 + 2 * n, 0xFF) + idx_record(0, 5 + 2 * n, 0x0300))
+    # a 4-byte header: the .csv offsets of t moved 2 bytes below its header
+    # "x,y,t\n" (AddressSanitizer: heap-buffer-overflow in emit_csv_lines before
+    # the index was checked)
+    put(d, "crash-offsets-below-header", bytes([0, 0]) + idx_record(4, 8, (3 << 16) | 0xFFFE))
+
+
 def main():
-    meta_seeds()
-    pipeline_seeds()
-    layout_seeds()
-    write_dicts()
+    """Every corpus, or those named: meta pipeline layout idx."""
+    makers = {"meta": meta_seeds, "pipeline": pipeline_seeds, "layout": layout_seeds, "idx": idx_seeds}
+    for name in sys.argv[1:] or list(makers):
+        makers[name]()
+    if not sys.argv[1:]:
+        write_dicts()
 
 
 if __name__ == "__main__":

@@ -14,9 +14,16 @@ back whole, or damaged as the current fault configuration says:
               reset:    close the connection without any answer (RST)
               norange:  forward without the Range header (a server that
                         answers 200 with the whole object)
-  status      HTTP status for fault=status (default 503)
+  status      HTTP status for fault=status (default 503; 200 with a body: an answer
+              that is not what was asked, e.g. an HTML page or broken XML)
+  body        the body of a fault=status answer (default "injected STATUS"), e.g.
+              an S3 error document (<Error><Code>ExpiredToken</Code>...)
+  content_type  its Content-Type (default text/plain)
   retry_after value of a Retry-After header for fault=status (default none)
-  match       regex on the request path: only matching requests count (default all)
+  match       regex on the request target (path and query: a listing's
+              "continuation-token" is a later page): only matching requests
+              count (default all)
+  method      regex on the request method (HEAD, GET): only those count (default all)
   first N     fault the first N matching requests   } none of the three:
   every K     fault every K-th matching request     } every matching request
   prob P      fault with probability P (seeded)     }
@@ -51,8 +58,8 @@ import sys
 import time
 
 MAX_HEAD = 64 * 1024
-KEYS = ("latency_ms", "fault", "status", "retry_after", "match", "first", "every", "prob",
-        "per_key", "down_for", "stall_s", "seed")
+KEYS = ("latency_ms", "fault", "status", "body", "content_type", "retry_after", "match", "method",
+        "first", "every", "prob", "per_key", "down_for", "stall_s", "seed")
 
 
 class Faults:
@@ -70,6 +77,7 @@ class Faults:
         self.loaded = time.monotonic()
         self.rng = random.Random(cfg.get("seed") or 1)
         self.match = re.compile(cfg.get("match") or "")
+        self.method = re.compile(cfg.get("method") or "")
 
     def refresh(self) -> None:
         """Re-read the control file if it changed."""
@@ -97,11 +105,12 @@ class Faults:
         d = self.cfg.get("down_for") or 0
         return d > 0 and time.monotonic() - self.loaded < d
 
-    def pick(self, path: str, key: str) -> str:
+    def pick(self, method: str, path: str, key: str) -> str:
         """The fault for one request ('none' if it is let through); key
         names the request for per_key counting."""
         fault = self.cfg.get("fault") or "none"
-        if fault == "none" or not self.match.search(path):
+        if fault == "none" or not self.match.search(path) or not self.method.fullmatch(method) \
+                and self.cfg.get("method"):
             return "none"
         self.n += 1
         n = self.n
@@ -239,7 +248,7 @@ class Proxy:
             return False
         cfg = self.faults.cfg
         rng = header(headers, "range") or "-"
-        fault = self.faults.pick(path, f"{parts[0]} {path} {rng}")
+        fault = self.faults.pick(parts[0], path, f"{parts[0]} {path} {rng}")
         self.count += 1
         n = self.count
         if cfg.get("latency_ms"):
@@ -250,10 +259,13 @@ class Proxy:
             return False
         if fault == "status":
             code = int(cfg.get("status") or 503)
-            msg = f"injected {code}\n".encode()
+            msg = (cfg["body"] if cfg.get("body") is not None else f"injected {code}\n").encode()
+            ctype = cfg.get("content_type") or "text/plain"
             extra = f"Retry-After: {cfg['retry_after']}\r\n" if cfg.get("retry_after") is not None else ""
-            writer.write(f"HTTP/1.1 {code} Injected\r\nContent-Type: text/plain\r\n{extra}"
-                         f"Content-Length: {len(msg)}\r\n\r\n".encode() + msg)
+            # a HEAD answer has no body, but says how long the GET's would be
+            payload = b"" if parts[0] == "HEAD" else msg
+            writer.write(f"HTTP/1.1 {code} Injected\r\nContent-Type: {ctype}\r\n{extra}"
+                         f"Content-Length: {len(msg)}\r\n\r\n".encode() + payload)
             await writer.drain()
             self.note(f"n={n} {line} range={rng} fault=status {code}")
             return True
@@ -334,8 +346,11 @@ def main() -> int:
     p.add_argument("--latency-ms", type=float)
     p.add_argument("--fault", choices=["none", "status", "cut", "truncate", "stall", "reset", "norange"])
     p.add_argument("--status", type=int)
+    p.add_argument("--body")
+    p.add_argument("--content-type")
     p.add_argument("--retry-after")
     p.add_argument("--match")
+    p.add_argument("--method")
     p.add_argument("--first", type=int)
     p.add_argument("--every", type=int)
     p.add_argument("--prob", type=float)

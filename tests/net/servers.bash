@@ -1,6 +1,7 @@
 # tests/net/servers.bash - test servers on loopback for the remote-store suites:
 # nginx (HTTP, TLS with the test's CA, TLS with an unrelated CA), versitygw (S3
-# with signature checks, posix backend) and tests/net/faultproxy.py.  Source it
+# with signature checks, posix backend), Azurite (Azure Blob, SharedKey and SAS
+# checked) and tests/net/faultproxy.py.  Source it
 # (bats: `load ../net/servers`).  Every server's files (config, logs, pid, data)
 # live in a directory the caller gives; each start waits for the server with a
 # timeout, and net_stop_all stops whatever was started (call it in teardown).
@@ -84,6 +85,9 @@ net_certs() {
 #   NGX_LOG    the access log: '"METHOD URI PROTO" STATUS BYTES "RANGE"' per line
 #   NGX_PID
 # Static files come with Range support, ETag and Last-Modified (nginx's defaults).
+# Redirects: NGX_HTTP/cross/KEY sends every key but metadata to http://[::1]
+# (another host, the same files), NGX_HTTP/up/KEY to NGX_HTTPS/KEY,
+# NGX_HTTPS/down/KEY every key but metadata to NGX_HTTP/KEY.
 net_nginx() {
     local dir=$1 root=$2 try p1 p2 p3
     mkdir -p "$dir/tmp" "$dir/certs"
@@ -115,6 +119,11 @@ http {
         listen 127.0.0.1:$p1;
         listen [::1]:$p1;
         root $root;
+        # redirects (issue 24): /cross/ sends chunks to another host (the
+        # same server as [::1]), /up/ everything to https on the same host
+        location ~ ^/cross/(.*(zarr\.json|\.z[a-z]+))\$ { rewrite ^/cross/(.*)\$ /\$1 break; }
+        location ~ ^/cross/(.*)\$ { return 302 http://[::1]:$p1/\$1; }
+        location ~ ^/up/(.*)\$ { return 302 https://127.0.0.1:$p2/\$1; }
     }
     server {
         listen 127.0.0.1:$p2 ssl http2;
@@ -122,6 +131,9 @@ http {
         ssl_certificate $dir/certs/server.pem;
         ssl_certificate_key $dir/certs/server.key;
         root $root;
+        # /down/ sends chunks from https to http on the same host
+        location ~ ^/down/(.*(zarr\.json|\.z[a-z]+))\$ { rewrite ^/down/(.*)\$ /\$1 break; }
+        location ~ ^/down/(.*)\$ { return 302 http://127.0.0.1:$p1/\$1; }
     }
     server {
         listen 127.0.0.1:$p3 ssl;
@@ -225,4 +237,39 @@ net_proxy_set() {
     mv -f "$PROXY_CTL.tmp" "$PROXY_CTL"
     # mtime granularity: make sure the next request sees a new mtime
     touch -d "@$(date +%s.%N)" "$PROXY_CTL"
+}
+
+# net_azurite_bin: print the Azurite blob server's path (scripts/deps installs
+# it with npm into /usr/local/lib/azurite; ZF_AZURITE elsewhere).
+net_azurite_bin() {
+    local b
+    for b in "${ZF_AZURITE:-}" /usr/local/lib/azurite/node_modules/.bin/azurite-blob; do
+        [[ -n $b && -x $b ]] && { echo "$b"; return 0; }
+    done
+    return 1
+}
+
+# net_azurite DIR: Azure Blob Storage's emulator (Azurite) on loopback, its data
+# in DIR; account devstoreaccount1 with Microsoft's
+# published key.  Sets AZ_URL (path style: http://127.0.0.1:PORT/devstoreaccount1),
+# AZ_PID.
+net_azurite() {
+    local dir=$1 bin try port
+    bin=$(net_azurite_bin) || { echo "no azurite (scripts/deps installs it)" >&2; return 1; }
+    mkdir -p "$dir"
+    for try in 1 2 3 4 5; do
+        port=$(net_free_port)
+        "$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$dir/data" \
+            --skipApiVersionCheck --disableProductStyleUrl --disableTelemetry \
+            </dev/null >>"$dir/stderr" 2>&1 3>&- &
+        AZ_PID=$!
+        if NET_START_TIMEOUT=60 net_wait_port "$port" "$AZ_PID"; then
+            net_track "$dir" "$AZ_PID"
+            AZ_URL=http://127.0.0.1:$port/devstoreaccount1
+            return 0
+        fi
+        net_stop "$AZ_PID"
+    done
+    echo "azurite did not start: $(tail -n 5 "$dir/stderr")" >&2
+    return 1
 }

@@ -130,11 +130,11 @@ static void test_listing(void)
     CHECK(!strcmp(zf_store_path(s), "s3://bkt/st"), "name %s", zf_store_path(s));
     CHECK(s->remote == 1 && s->parallel >= 1, "remote store, parallel %u", s->parallel);
     seen v = {0};
-    CHECK(zf_store_list(s, "", 0, gather, &v) == ZF_OK && !strcmp(v.names, "a/ b/ zarr.json"),
+    CHECK(zf_store_list(s, "", 0, gather, &v, NULL, 0) == ZF_OK && !strcmp(v.names, "a/ b/ zarr.json"),
           "root: %s", v.names);
     long before = server_pages();
     v = (seen){0};
-    CHECK(zf_store_list(s, "a/c", 0, gather, &v) == ZF_OK && v.n == 25, "a/c: %zu entries", v.n);
+    CHECK(zf_store_list(s, "a/c", 0, gather, &v, NULL, 0) == ZF_OK && v.n == 25, "a/c: %zu entries", v.n);
     long pages = server_pages() - before;
     CHECK(pages == 7, "25 keys in pages of 4: %ld pages", pages);
     char want[512] = "";
@@ -166,10 +166,10 @@ static void test_listing(void)
     CHECK(zf_store_stamp(s, "a", &st) == ZF_OK && st.kind == ZF_STORE_DIR, "a prefix is a DIR");
     CHECK(zf_store_stamp(s, "a/c/99", &st) == ZF_ENOTFOUND && st.kind == ZF_STORE_ABSENT, "absent");
     CHECK(zf_store_stamp(s, "", &st) == ZF_OK && st.kind == ZF_STORE_DIR, "the root");
-    CHECK(zf_store_list(s, "zz", 0, gather, &v) == ZF_ENOTFOUND, "listing an absent prefix");
+    CHECK(zf_store_list(s, "zz", 0, gather, &v, NULL, 0) == ZF_ENOTFOUND, "listing an absent prefix");
     /* odd names: signed and encoded alike */
     v = (seen){0};
-    CHECK(zf_store_list(s, "b", 0, gather, &v) == ZF_OK &&
+    CHECK(zf_store_list(s, "b", 0, gather, &v, NULL, 0) == ZF_OK &&
               !strcmp(v.names, "sp ace+plus%&=.txt \xc3\xa9t\xc3\xa9"), "b: %s", v.names);
     CHECK(zf_store_read(s, "b/sp ace+plus%&=.txt", 100, &b, &n, NULL, err, sizeof err) == ZF_OK &&
               n == 8 && !memcmp(b.p, "odd name", 8), "a key with ' +%%&=': %s", err);
@@ -178,8 +178,8 @@ static void test_listing(void)
     /* many ranges at once */
     uint8_t r[4][10];
     char e[4][200];
-    zf_store_req q[4] = {{"a/c/1", 5, 10, r[0], e[0], 200, 0}, {"a/c/24", 110, 10, r[1], e[1], 200, 0},
-                         {"a/c/77", 0, 10, r[2], e[2], 200, 0}, {"a/c/2", 100, 10, r[3], e[3], 200, 0}};
+    zf_store_req q[4] = {{"a/c/1", 5, 10, r[0], e[0], 200, 0, NULL}, {"a/c/24", 110, 10, r[1], e[1], 200, 0, NULL},
+                         {"a/c/77", 0, 10, r[2], e[2], 200, 0, NULL}, {"a/c/2", 100, 10, r[3], e[3], 200, 0, NULL}};
     int rc = zf_store_read_many(s, q, 4);
     CHECK(rc == ZF_ENOTFOUND && q[0].rc == ZF_OK && q[1].rc == ZF_OK && q[2].rc == ZF_ENOTFOUND &&
               q[3].rc == ZF_ECORRUPT, "read_many: %d %d %d %d", q[0].rc, q[1].rc, q[2].rc, q[3].rc);
@@ -205,7 +205,7 @@ static void *worker(void *arg)
         bad += zf_store_stamp(s, key, &st) != ZF_OK || st.size != 100u + i;
         if (i % 8 == 0) {
             seen v = {0};
-            bad += zf_store_list(s, "a/c", 0, gather, &v) != ZF_OK || v.n != 25;
+            bad += zf_store_list(s, "a/c", 0, gather, &v, NULL, 0) != ZF_OK || v.n != 25;
         }
     }
     free(b.p);
@@ -265,7 +265,7 @@ static void test_refusals(void)
         seen v = {0};
         zf_store_buf b = {0};
         size_t n;
-        CHECK(zf_store_list(s, "", 0, gather, &v) == ZF_EUNSUPPORTED, "no listing");
+        CHECK(zf_store_list(s, "", 0, gather, &v, NULL, 0) == ZF_EUNSUPPORTED, "no listing");
         CHECK(zf_store_read(s, "zarr.json", 100, &b, &n, NULL, err, sizeof err) == ZF_OK, "read: %s", err);
         free(b.p);
         zf_store_close(s);
@@ -274,7 +274,7 @@ static void test_refusals(void)
     if (s) {
         seen v = {0};
         time_t t0 = time(NULL);
-        CHECK(zf_store_list(s, "a/c", 0, gather, &v) == ZF_EIO && time(NULL) - t0 < 30,
+        CHECK(zf_store_list(s, "a/c", 0, gather, &v, NULL, 0) == ZF_EIO && time(NULL) - t0 < 30,
               "a server repeating its token is left (%zu entries)", v.n);
         zf_store_close(s);
     }

@@ -189,22 +189,22 @@ static int stop_at_first(void *ctx, const zf_store_entry *e)
 static void test_list(zf_store *s)
 {
     seen c = {0};
-    CHECK(zf_store_list(s, "", 0, count_entry, &c) == ZF_OK, "list root");
+    CHECK(zf_store_list(s, "", 0, count_entry, &c, NULL, 0) == ZF_OK, "list root");
     /* a, in (-> a); d; fifo, sock; out, dangling, null (-> /dev/null), up (-> /) */
     CHECK(c.files == 2 && c.dirs == 1 && c.others == 2 && c.links == 4 && c.aliases == 5,
           "kinds: %d files, %d dirs, %d others, %d links, %d aliases", c.files, c.dirs, c.others,
           c.links, c.aliases);
     /* kinds only: the same kinds (symlinks still resolved), no other stamp fields */
     seen k = {0};
-    CHECK(zf_store_list(s, "", ZF_LIST_KINDS, count_kind, &k) == ZF_OK, "list root, kinds only");
+    CHECK(zf_store_list(s, "", ZF_LIST_KINDS, count_kind, &k, NULL, 0) == ZF_OK, "list root, kinds only");
     CHECK(k.files == c.files && k.dirs == c.dirs && k.others == c.others && k.links == c.links &&
               k.aliases == c.aliases,
           "kinds only: %d files, %d dirs, %d others, %d links, %d aliases", k.files, k.dirs,
           k.others, k.links, k.aliases);
     int calls = 0;
-    CHECK(zf_store_list(s, "d", 0, stop_at_first, &calls) == 42 && calls == 1, "fn stops the listing");
-    CHECK(zf_store_list(s, "nope", 0, stop_at_first, &calls) == ZF_ENOTFOUND, "absent prefix");
-    CHECK(zf_store_list(s, "fifo", 0, stop_at_first, &calls) < 0, "a FIFO is not listed as a directory");
+    CHECK(zf_store_list(s, "d", 0, stop_at_first, &calls, NULL, 0) == 42 && calls == 1, "fn stops the listing");
+    CHECK(zf_store_list(s, "nope", 0, stop_at_first, &calls, NULL, 0) == ZF_ENOTFOUND, "absent prefix");
+    CHECK(zf_store_list(s, "fifo", 0, stop_at_first, &calls, NULL, 0) < 0, "a FIFO is not listed as a directory");
 }
 
 /* rewriting a file with the same size and restoring its mtime changes its stamp */
