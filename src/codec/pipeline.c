@@ -255,7 +255,7 @@ static int set_sharding(zf_pipeline *p, const cJSON *config, int frame, char *er
                                   errcap)))
         return rc;
     unsigned levels = 1;
-    for (const zf_pipeline *q = p->inner; q->inner; q = q->inner)
+    for (const zf_pipeline *q = p->inner; q && q->inner; q = q->inner) /* (a frame: none) */
         levels++;
     if (levels > ZF_MAX_SHARD_LEVELS) {
         snprintf(err, errcap, "sharding_indexed nested more than %d levels deep",

@@ -111,14 +111,21 @@ static size_t string_cap(const loader *L)
     return heads + (room < VLEN_CHUNK_MAX ? room : VLEN_CHUNK_MAX);
 }
 
+/* the largest encoding of a string chunk (an inner chunk when sharded) */
+static size_t string_encoded_cap(const loader *L)
+{
+    size_t n = string_cap(L);
+    for (unsigned i = 0; i < L->pm.ncodecs; i++)
+        n = zf_codec_max_encoded(L->pm.codecs[i], n);
+    return n;
+}
+
 /* the largest encoded chunk (shard) worth reading */
 static size_t encoded_cap(const loader *L)
 {
     if (L->pm.m.pipeline)
         return zf_pipeline_max_encoded(L->pm.m.pipeline);
-    size_t n = string_cap(L);
-    for (unsigned i = 0; i < L->pm.ncodecs; i++)
-        n = zf_codec_max_encoded(L->pm.codecs[i], n);
+    size_t n = string_encoded_cap(L);
     if (!L->pm.shard)
         return n;
     uint64_t count = zf_pipeline_inner_count(L->pm.shard); /* <= 2^24 */
@@ -272,14 +279,15 @@ static int shard_of(loader *L, const uint8_t *in, size_t n, const uint64_t *orig
         return snprintf(L->err, L->errcap, "%zu bytes, shorter than its index", n), ZF_ECORRUPT;
     if (in && !(idx = malloc((size_t)count * 2 * sizeof *idx)))
         return snprintf(L->err, L->errcap, "out of memory"), ZF_ENOMEM;
-    if (in)
-        rc = zf_pipeline_decode_index(sh, start ? in : in + n - ib, ib, idx, L->err, L->errcap);
+    if (in) /* (entries checked against the shard: inside, none overlapping) */
+        rc = zf_pipeline_decode_index(sh, start ? in : in + n - ib, n, idx, L->err, L->errcap);
+    size_t most = string_encoded_cap(L);
     for (uint64_t k = 0; rc == ZF_OK && k < count; k++) {
         uint64_t off = idx ? idx[2 * k] : UINT64_MAX, len = idx ? idx[2 * k + 1] : UINT64_MAX;
         int empty = off == UINT64_MAX && len == UINT64_MAX;
-        if (!empty && (off > n || len > n - off)) {
-            snprintf(L->err, L->errcap, "inner chunk %llu lies outside the shard",
-                     (unsigned long long)k);
+        if (!empty && len > most) {
+            snprintf(L->err, L->errcap, "inner chunk %llu: %llu bytes, more than any encoding "
+                     "of it (%zu)", (unsigned long long)k, (unsigned long long)len, most);
             rc = ZF_ECORRUPT;
         }
         for (unsigned d = 0; d < m->ndim; d++)

@@ -187,6 +187,31 @@ def test_sharded_string_coordinates(tmp_path, zf_mount):
     check_all(m, store, ["lag"], 7)
 
 
+
+@pytest.mark.parametrize("damage", ["overlap", "oversized"])
+def test_damaged_string_shard_index(tmp_path, zf_mount, damage):
+    """a string coordinate's shard index is checked as an array's is (issue
+    24): entries sharing bytes, or one larger than any encoding of its inner
+    chunk, are damage: the coordinate falls back to the index, with a log
+    line saying why (a frame's index once crashed the daemon)"""
+    from numcodecs import CRC32C
+    store = tmp_path / "sh.zarr"
+    ds = xr.Dataset({"lag": (("y",), hours(1, 2, 3))}, coords={"y": np.array([b"a", b"bb", b"c'"])})
+    write(ds, store, 3, encoding={"y": {"chunks": (1,), "shards": (3,)}})
+    shard = store / "y" / "c" / "0"
+    raw = shard.read_bytes()
+    data, idx = raw[:-52], np.frombuffer(raw[-52:-4], dtype="<u8").copy().reshape(3, 2)
+    if damage == "overlap":
+        idx[1] = idx[0]
+    else:  # 1500 bytes, where an inner chunk of one byte is at most about 1 KB (the
+        idx[2] = (len(data), 1500)  # shard, at most about 3 KB, is still read)
+        data += bytes(1500)
+    shard.write_bytes(data + bytes(CRC32C().encode(idx.tobytes())))
+    m = zf_mount(store, "-o", "nat=")
+    assert m.read("lag.csv") == b"y,lag\n0,0 days 01:00:00\n1,0 days 02:00:00\n2,0 days 03:00:00\n"
+    why = "overlap at byte" if damage == "overlap" else "more than any encoding of it"
+    assert "coordinate y: " in m.log() and why in m.log(), m.log()
+
 # ---- 5. -0.0 and 0.0 on a MultiIndex level --------------------------------
 
 @pytest.mark.parametrize("first", [-0.0, 0.0])
