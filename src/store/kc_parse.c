@@ -208,18 +208,25 @@ static int load_templates(parser *p, const char *val, size_t vlen)
 static int add_url(parser *p, const char *u, size_t n, const cJSON *dims,
                    const char *const *values, uint64_t *at)
 {
-    zf_sbuf s = {0};
+    zf_sbuf r = {0}, s = {0};
     int rc = ZF_OK;
-    if (memchr(u, '\0', n) || !n)
+    if (p->version == 1 && memmem(u, n, "{{", 2)) { /* templates first: they may make it absolute */
+        if ((rc = render(p, u, n, dims, values, &r)) != ZF_OK) {
+            free(r.data);
+            return rc;
+        }
+        u = r.data;
+        n = r.len;
+    }
+    if (memchr(u, '\0', n) || !n) {
+        free(r.data);
         return ERR(ZF_ECORRUPT, "an empty target URL, or one holding a NUL");
-    int relative = !memmem(u, n, "://", 3) && u[0] != '/';
-    if (relative)
+    }
+    if (!memmem(u, n, "://", 3) && u[0] != '/') /* relative: to the document's directory */
         zf_sbuf_add(&s, p->base, strlen(p->base));
-    if (p->version == 1 && memmem(u, n, "{{", 2))
-        rc = render(p, u, n, dims, values, &s);
-    else
-        zf_sbuf_add(&s, u, n);
-    if (rc == ZF_OK && s.failed)
+    zf_sbuf_add(&s, u, n);
+    free(r.data);
+    if (s.failed)
         rc = ZF_ENOMEM;
     if (rc == ZF_OK && p->have_last && !strcmp(p->arena.data + p->last_url, s.data))
         *at = p->last_url; /* kerchunk's references name a few files many times, in runs */
