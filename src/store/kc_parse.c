@@ -514,6 +514,12 @@ static int finish(parser *p, kc_doc *out)
     return ZF_OK;
 }
 
+static int no_member(void *arg, const char *key, const char *val, size_t vlen)
+{
+    (void)arg, (void)key, (void)val, (void)vlen;
+    return 0;
+}
+
 /* the refs of a version 1 document (templates, then refs, then gen) */
 static int parse_v1(parser *p, const char *text, size_t n)
 {
@@ -540,7 +546,9 @@ int kc_parse(const char *text, size_t n, const char *base, size_t limit, kc_doc 
     const char *val;
     size_t vlen;
     int64_t version = 0;
-    int rc = zf_json_raw_member(text, n, "version", &val, &vlen);
+    int rc = zf_json_raw_members(text, n, no_member, NULL); /* whole, not cut short */
+    if (rc == ZF_OK)
+        rc = zf_json_raw_member(text, n, "version", &val, &vlen);
     if (rc == ZF_ECORRUPT)
         rc = ERR(ZF_ECORRUPT, "malformed JSON, or not an object of references (a key holding "
                  "a NUL?)");

@@ -185,6 +185,7 @@ static void test_refused(void)
     refused("{\"a\": \"base64:abc\"}", ZF_ECORRUPT, "base64");
     refused("{\"a\": \"x\"", ZF_ECORRUPT, "malformed JSON");
     refused("[1]", ZF_ECORRUPT, "not an object");
+    refused("{\"version\": 1, \"refs\": {\"a\": \"x\"", ZF_ECORRUPT, "malformed JSON");
     refused("{\"version\": 2, \"refs\": {}}", ZF_EUNSUPPORTED, "version 2");
     refused("{\"version\": 1, \"refs\": {\"a\": [\"{{u|upper}}\"]}, \"templates\": {\"u\": \"x\"}}",
             ZF_EUNSUPPORTED, "only {{name}}");
