@@ -34,6 +34,17 @@ faults = {"missing": ["gone.nc", 0, 10], "short": ["a.nc", refs["lead/0.1"][1] +
           "outside": ["/etc/hostname", 0, 1]}
 for name, ref in faults.items():  # one damaged chunk each
     json.dump({"version": 1, "refs": dict(refs, **{"lead/0.1": ref})}, open(f"{name}.json", "w"))
+# a GRIB set: the step coordinate inline, a duration behind the grib filter
+meta = {"chunks": [4], "compressor": None, "fill_value": None, "order": "C", "shape": [4],
+        "zarr_format": 2}
+json.dump({"version": 1, "refs": {
+    ".zgroup": '{"zarr_format":2}',
+    "step/.zarray": json.dumps(dict(meta, dtype="<f8", filters=None)),
+    "step/.zattrs": json.dumps({"_ARRAY_DIMENSIONS": ["step"], "units": "hours"}),
+    "step/0": "base64:AAAAAAAAAAAAAAAAAAAIQAAAAAAAABhAAAAAAAAAIkA=",
+    "fp/.zarray": json.dumps(dict(meta, dtype="<i8", filters=[{"id": "grib", "var": "fp"}])),
+    "fp/.zattrs": json.dumps({"_ARRAY_DIMENSIONS": ["step"], "units": "hours"}),
+    "fp/0": ["a.grib2", 0, 100]}}, open("grib.json", "w"))
 open("malformed.json", "w").write(json.dumps(r)[:-40])
 EOF
     mkdir -p "$RM_DIR/pq"
@@ -97,6 +108,14 @@ same_files() {
         zf_t cat "$ZF_MNT/time.txt" >/dev/null || fail "$fault: an undamaged array failed"
         zf_unmount
     done
+}
+
+@test "GRIB: an array behind the grib filter is left out with a log line, its inline step shown" {
+    zf_mount "$KC/grib.json"
+    [[ $(cat "$ZF_MNT/step.txt") == $'0 days 00:00:00\n0 days 03:00:00\n0 days 06:00:00\n0 days 09:00:00' ]] \
+        || fail "step: $(cat "$ZF_MNT/step.txt")"
+    [[ ! -e $ZF_MNT/fp.txt ]] || fail "fp shown"
+    grep -q 'grib.json/fp: left out: unsupported filter "grib"' "$ZF_LOG" || fail "$(cat "$ZF_LOG")"
 }
 
 @test "malformed JSON and a Parquet reference set fail the mount with a reason" {
