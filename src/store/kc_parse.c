@@ -498,7 +498,8 @@ static int by_key(const void *a, const void *b, void *arg)
 /* sort the references; refuse a key given twice or one that is also a directory */
 static int finish(parser *p, kc_doc *out)
 {
-    qsort_r(p->refs, p->n, sizeof *p->refs, by_key, p);
+    if (p->n) /* (qsort of NULL is undefined) */
+        qsort_r(p->refs, p->n, sizeof *p->refs, by_key, p);
     *out = (kc_doc){.version = p->version, .arena = p->arena.data, .arena_len = p->arena.len,
                     .refs = p->refs, .n = p->n};
     for (size_t i = 0; i < p->n; i++) {
@@ -553,7 +554,8 @@ int kc_parse(const char *text, size_t n, const char *base, size_t limit, kc_doc 
         rc = ERR(ZF_ECORRUPT, "malformed JSON, or not an object of references (a key holding "
                  "a NUL?)");
     else if (rc == ZF_OK && (zf_json_raw_int(val, vlen, &version) != ZF_OK || version != 1))
-        rc = ERR(ZF_EUNSUPPORTED, "reference spec version %.20s (zarrfs reads versions 0 and 1)", val);
+        rc = ERR(ZF_EUNSUPPORTED, "reference spec version %.*s (zarrfs reads versions 0 and 1)",
+                 (int)(vlen < 20 ? vlen : 20), val);
     else
         rc = ZF_OK;
     p->version = (int)version;

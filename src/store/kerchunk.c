@@ -19,6 +19,7 @@
 #define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
 
 #define DOC_MIN ((size_t)64 << 20) /* a document may always take this much memory */
+#define PARQUET_META_MAX ((size_t)4 << 20) /* the largest .zmetadata looked into for "record_size" */
 
 typedef struct kc_store {
     kc_doc doc;
@@ -466,7 +467,9 @@ int zf_kerchunk_parquet(const zf_store *s, char *err, size_t errcap)
     size_t n;
     const char *v;
     size_t vlen;
-    int found = zf_store_read(s, ".zmetadata", DOC_MIN, &b, &n, NULL, NULL, 0) == ZF_OK &&
+    zf_stamp st; /* a Parquet set's .zmetadata holds metadata only: small */
+    int found = zf_store_stamp(s, ".zmetadata", &st) == ZF_OK && st.size <= PARQUET_META_MAX &&
+                zf_store_read(s, ".zmetadata", PARQUET_META_MAX, &b, &n, NULL, NULL, 0) == ZF_OK &&
                 zf_json_raw_member((const char *)b.p, n, "record_size", &v, &vlen) == ZF_OK;
     free(b.p);
     if (found)
