@@ -270,37 +270,45 @@ static int raw_key(const char *q, const char *end, char *buf, size_t cap)
     return 1;
 }
 
-int zf_json_raw_members(const char *text, size_t n, zf_json_member_fn fn, void *arg)
+/* call fn for every member of an object (keyed) or item of an array */
+static int raw_each(const char *text, size_t n, int keyed, zf_json_member_fn fn, void *arg)
 {
     scan s = {text, text + n};
+    char open = keyed ? '{' : '[', close = keyed ? '}' : ']';
     skip_ws(&s);
-    if (s.p >= s.end || *s.p++ != '{')
+    if (s.p >= s.end || *s.p++ != open)
         return ZF_ECORRUPT;
     skip_ws(&s);
-    if (s.p < s.end && *s.p == '}')
+    if (s.p < s.end && *s.p == close)
         return ZF_OK;
     for (;;) {
         skip_ws(&s);
         const char *kstart = s.p;
         char key[ZF_JSON_KEY_MAX];
-        if (s.p >= s.end || *s.p != '"' || !skip_string(&s) || !raw_key(kstart, s.p, key, sizeof key))
+        if (keyed && (s.p >= s.end || *s.p != '"' || !skip_string(&s) ||
+                      !raw_key(kstart, s.p, key, sizeof key)))
             return ZF_ECORRUPT;
         skip_ws(&s);
-        if (s.p >= s.end || *s.p++ != ':')
+        if (keyed && (s.p >= s.end || *s.p++ != ':'))
             return ZF_ECORRUPT;
         skip_ws(&s);
         const char *val = s.p;
         if (!skip_value(&s))
             return ZF_ECORRUPT;
-        int rc = fn(arg, key, val, (size_t)(s.p - val));
+        int rc = fn(arg, keyed ? key : NULL, val, (size_t)(s.p - val));
         if (rc)
             return rc;
         skip_ws(&s);
-        if (s.p < s.end && *s.p == '}')
+        if (s.p < s.end && *s.p == close)
             return ZF_OK;
         if (s.p >= s.end || *s.p++ != ',')
             return ZF_ECORRUPT;
     }
+}
+
+int zf_json_raw_members(const char *text, size_t n, zf_json_member_fn fn, void *arg)
+{
+    return raw_each(text, n, 1, fn, arg);
 }
 
 typedef struct find_ctx {
@@ -370,27 +378,7 @@ int zf_json_raw_int_array(const char *text, size_t n, int64_t *out, unsigned cap
 
 int zf_json_raw_items(const char *text, size_t n, zf_json_member_fn fn, void *arg)
 {
-    scan s = {text, text + n};
-    skip_ws(&s);
-    if (s.p >= s.end || *s.p++ != '[')
-        return ZF_ECORRUPT;
-    skip_ws(&s);
-    if (s.p < s.end && *s.p == ']')
-        return ZF_OK;
-    for (;;) {
-        skip_ws(&s);
-        const char *val = s.p;
-        if (!skip_value(&s))
-            return ZF_ECORRUPT;
-        int rc = fn(arg, NULL, val, (size_t)(s.p - val));
-        if (rc)
-            return rc;
-        skip_ws(&s);
-        if (s.p < s.end && *s.p == ']')
-            return ZF_OK;
-        if (s.p >= s.end || *s.p++ != ',')
-            return ZF_ECORRUPT;
-    }
+    return raw_each(text, n, 0, fn, arg);
 }
 
 int zf_json_raw_int(const char *text, size_t n, int64_t *out)
