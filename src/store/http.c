@@ -214,6 +214,12 @@ static int http_stamp(const zf_store *s, const char *key, zf_stamp *st, char *er
     zf_net_req r = {.url = url, .bearer = tok, .head = 1, .err = err, .errcap = errcap};
     if (rc == ZF_OK)
         rc = zf_net_run(impl(s)->net, &r, 1);
+    if (rc == ZF_EIO && (r.status == 405 || r.status == 501)) { /* a server without HEAD: */
+        uint8_t first;                                        /* its first byte's answer */
+        r = (zf_net_req){.url = url, .bearer = tok, .off = 0, .len = 1, .buf = &first,
+                         .cap = 1, .err = err, .errcap = errcap};
+        rc = zf_net_run(impl(s)->net, &r, 1);
+    }
     free(url);
     wipe_free(tok);
     if (rc == ZF_OK)
