@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/fp.h"
+
 /* Largest offset or length a reference may give (2^62). */
 #define KC_RANGE_MAX ((uint64_t)1 << 62)
 
@@ -23,6 +25,7 @@ typedef struct kc_ref {
     uint64_t off, len;  /* KC_RANGE: the range; KC_INLINE: the bytes in the arena */
     uint32_t kind;      /* kc_kind */
     uint32_t zero;
+    zf_fp digest;       /* KC_INLINE: of its bytes (stamps ask often: hashed once) */
 } kc_ref;
 
 /* A parsed document: refs sorted by key, every key unique, no key both a

@@ -503,8 +503,13 @@ static int finish(parser *p, kc_doc *out)
     *out = (kc_doc){.version = p->version, .arena = p->arena.data, .arena_len = p->arena.len,
                     .refs = p->refs, .n = p->n};
     for (size_t i = 0; i < p->n; i++) {
-        const char *k = arena_str(p, p->refs[i].key);
-        out->counts[p->refs[i].kind]++;
+        kc_ref *r = &p->refs[i];
+        const char *k = arena_str(p, r->key);
+        out->counts[r->kind]++;
+        if (r->kind == KC_INLINE) {
+            zf_fp_init(&r->digest);
+            zf_fp_add(&r->digest, p->arena.data + r->off, (size_t)r->len);
+        }
         if (i && !strcmp(k, arena_str(p, p->refs[i - 1].key)))
             return ERR(ZF_ECORRUPT, "key %.200s is given twice", k);
         int is_dir = 0;

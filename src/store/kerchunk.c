@@ -188,11 +188,11 @@ static void ref_stamp(const kc_store *k, const kc_ref *r, uint64_t len, const zf
                       zf_stamp *st)
 {
     *st = (zf_stamp){.kind = ZF_STORE_FILE, .size = len};
-    zf_fp_init(&st->tag);
     if (r->kind == KC_INLINE) {
-        zf_fp_add(&st->tag, k->doc.arena + r->off, (size_t)r->len);
+        st->tag = r->digest;
         return;
     }
+    zf_fp_init(&st->tag);
     const char *url = kc_url(&k->doc, r);
     zf_fp_add(&st->tag, url, strlen(url) + 1);
     uint64_t range[2] = {r->off, r->len};
