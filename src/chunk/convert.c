@@ -217,6 +217,34 @@ static inline int float_path(const zf_cf *cf)
            (cf->pack == ZF_CF_PACK_NONE && (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F64));
 }
 
+/* the ticks of a time stamp xarray decodes with cftime: the count made
+ * float64 (astype(float)) after unpacking; 1 outside the ns range (epoch.h) */
+static inline int cftime_count(const zf_cf *cf, const ev *e, int64_t *t)
+{
+    if (cf->pack == ZF_CF_PACK_I64) { /* astype(int64) * scale_factor, then as an integer */
+        int64_t v = e->i;
+        if (e->is_float) {
+            double y = trunc(e->d);
+            if (isnan(e->d)) {
+                *t = ZF_NAT;
+                return 0;
+            }
+            if (!(y >= -0x1p63 && y < 0x1p63))
+                return -1;
+            v = (int64_t)y;
+        }
+        if (__builtin_mul_overflow(v, cf->iscale, &v))
+            return -1;
+        return zf_epoch_cftime(cf, 1, v, 0.0, t);
+    }
+    if (float_path(cf))
+        return zf_epoch_cftime(cf, 0, 0, unpacked(cf, e), t);
+    if (cf->path == ZF_CF_PATH_U64)
+        return e->u <= INT64_MAX ? zf_epoch_cftime(cf, 1, (int64_t)e->u, 0.0, t)
+                                 : zf_epoch_cftime(cf, 0, 0, (double)e->u, t);
+    return zf_epoch_cftime(cf, 1, e->i, 0.0, t);
+}
+
 /* the ticks of one element: mask, pack, decode */
 static inline int convert(const rule *r, ev e, int64_t *t)
 {
@@ -225,6 +253,8 @@ static inline int convert(const rule *r, ev e, int64_t *t)
         *t = ZF_NAT;
         return 0;
     }
+    if (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS)
+        return cftime_count(cf, &e, t);
     if (cf->pack == ZF_CF_PACK_I64)
         return from_i64_pack(r, &e, t);
     if (float_path(cf)) /* time stamps: in one multiplication (epoch.h) */
@@ -361,8 +391,9 @@ static int fast_rule(const rule *r, zf_fast *f)
 {
     const zf_cf *cf = r->cf;
     *f = (zf_fast){1, {INT64_MIN, INT64_MIN}, {NAN, NAN}, 1.0, 0};
-    if (cf->pack != ZF_CF_PACK_NONE || cf->elem.size != 8 || cf->elem.kind == ZF_ELEM_UINT)
-        return 0;
+    if (cf->pack != ZF_CF_PACK_NONE || cf->elem.size != 8 || cf->elem.kind == ZF_ELEM_UINT ||
+        (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS))
+        return 0; /* cftime's arithmetic: epoch.c */
     if (cf->elem.kind == ZF_ELEM_INT) {
         if (cf->path != ZF_CF_PATH_INT || cf->nmask_f || cf->nmask_i > 2)
             return 0;
@@ -413,9 +444,14 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
         rc = loop(&r, (uint8_t *)buf + done * cf->elem.size, n - done, &bad);
         bad += done;
     }
-    if (rc == ZF_OK && cf->how == ZF_CF_SINCE) /* counts since DATE -> time stamps */
-        return zf_epoch_add(cf, buf, n, many, err, errcap);
-    if (rc) {
+    int added = rc == ZF_OK && cf->how == ZF_CF_SINCE && cf->decoding == ZF_CF_DEC_PANDAS;
+    if (added) /* counts since DATE -> time stamps (the reason in err if one is outside) */
+        rc = zf_epoch_add(cf, buf, n, many, err, errcap);
+    if (rc && cf->how == ZF_CF_SINCE && cf->may_cftime) { /* xarray: cftime objects then */
+        snprintf(err, errcap, "a time stamp outside 1677-09-21..2262-04-11");
+        return ZF_ERANGE;
+    }
+    if (rc && !added) {
         char v[32], at[40] = "";
         elem_text(cf->elem, (const uint8_t *)buf + bad * cf->elem.size, v, sizeof v);
         if (many)

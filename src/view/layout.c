@@ -59,8 +59,8 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->nchunks = zf_array_nchunks(a);
     char qnat[2 * ZF_NAT_MAX + 3];
     zf_csv_quote(opts->nat, qnat, sizeof qnat);
-    if (zf_text_init(&l->dur, l->m->values, opts->format, l->m->unit, l->m->scale, opts->nat) ||
-        zf_text_init(&l->csvdur, l->m->values, opts->format, l->m->unit, l->m->scale, qnat) ||
+    if (zf_text_init(&l->dur, l->m->values, opts->format, l->m->unit, l->m->scale, NULL, opts->nat) ||
+        zf_text_init(&l->csvdur, l->m->values, opts->format, l->m->unit, l->m->scale, NULL, qnat) ||
         build_header(l, name) || !(l->name = strdup(name)) ||
         (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
         free(l->header);
