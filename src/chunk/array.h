@@ -54,6 +54,9 @@ zf_ticks zf_array_ticks(const zf_array *a);
  * for every value)?  1 or 0. */
 int zf_array_cftime_wanted(const zf_array *a);
 
+/* May the values become (or are they) cftime objects?  1 or 0. */
+int zf_array_may_cftime(const zf_array *a);
+
 /* Decode the values as cftime objects from now on (a standard-calendar time
  * array that cftime reads, as xarray decodes one with a value outside the
  * ns range): chunks decoded before are not used again.  1 if the values are

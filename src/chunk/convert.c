@@ -427,8 +427,9 @@ static uint64_t convert_fast(rule *r, zf_fast *f, void *buf, uint64_t n)
 }
 
 /* convert n elements at buf in place; on failure the reason goes to err,
- * after "element K: " when many */
-static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err, size_t errcap)
+ * after "element K: " (K counted from first) when first >= 0 */
+static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int64_t first, char *err,
+                     size_t errcap)
 {
     rule r = make_rule(cf);
     loop_fn loop;
@@ -446,7 +447,7 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
     }
     int added = rc == ZF_OK && cf->how == ZF_CF_SINCE && cf->decoding == ZF_CF_DEC_PANDAS;
     if (added) /* counts since DATE -> time stamps (the reason in err if one is outside) */
-        rc = zf_epoch_add(cf, buf, n, many, err, errcap);
+        rc = zf_epoch_add(cf, buf, n, first >= 0, err, errcap);
     if (rc && cf->how == ZF_CF_SINCE && cf->may_cftime) { /* xarray: cftime objects then */
         snprintf(err, errcap, "a time stamp outside 1677-09-21..2262-04-11");
         return ZF_ERANGE;
@@ -454,12 +455,39 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
     if (rc && !added) {
         char v[32], at[40] = "";
         elem_text(cf->elem, (const uint8_t *)buf + bad * cf->elem.size, v, sizeof v);
-        if (many)
-            snprintf(at, sizeof at, "element %llu: ", (unsigned long long)bad);
+        if (first >= 0)
+            snprintf(at, sizeof at, "element %llu: ", (unsigned long long)(bad + (uint64_t)first));
         snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks (xarray cannot "
                  "decode it either)", at, v, zf_unit_name(cf->unit));
     }
     return rc;
+}
+
+/* convert an edge chunk row by row, the padding left out (cftime's counts
+ * are checked one by one: a zero there could be a date outside the ns
+ * range); from the last row up, each row's elements moved to where its
+ * ticks go, then converted in place; the padding's ticks are zero */
+static int convert_rows(const zf_cf *cf, uint8_t *buf, unsigned ndim, const uint64_t *shape,
+                        const uint64_t *valid, char *err, size_t errcap)
+{
+    uint64_t row = ndim ? shape[ndim - 1] : 1, rows = 1, idx[ZF_MAX_DIMS];
+    for (unsigned d = 0; d + 1 < ndim; d++)
+        rows *= shape[d];
+    for (uint64_t r = rows; r-- > 0;) {
+        uint64_t rem = r, keep = ndim ? valid[ndim - 1] : 1;
+        for (unsigned d = ndim - 1; d-- > 0;) {
+            idx[d] = rem % shape[d];
+            rem /= shape[d];
+            keep = idx[d] < valid[d] ? keep : 0;
+        }
+        uint8_t *out = buf + r * row * 8;
+        memmove(out, buf + r * row * cf->elem.size, (size_t)keep * cf->elem.size);
+        memset(out + keep * 8, 0, (size_t)(row - keep) * 8);
+        int rc = keep ? convert_n(cf, out, keep, (int64_t)(r * row), err, errcap) : ZF_OK;
+        if (rc)
+            return rc;
+    }
+    return ZF_OK;
 }
 
 int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *shape,
@@ -470,9 +498,12 @@ int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *
     uint64_t n = 1;
     for (unsigned d = 0; d < ndim; d++)
         n *= shape[d];
-    if (has_padding(ndim, shape, valid))
-        zero_padding(buf, cf->elem.size, ndim, shape, valid);
-    return convert_n(cf, buf, n, 1, err, errcap);
+    if (!has_padding(ndim, shape, valid))
+        return convert_n(cf, buf, n, 0, err, errcap);
+    if (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS)
+        return convert_rows(cf, buf, ndim, shape, valid, err, errcap);
+    zero_padding(buf, cf->elem.size, ndim, shape, valid);
+    return convert_n(cf, buf, n, 0, err, errcap);
 }
 
 int zf_convert_one(const zf_cf *cf, const void *elem, int64_t *out, char *err, size_t errcap)
@@ -483,7 +514,7 @@ int zf_convert_one(const zf_cf *cf, const void *elem, int64_t *out, char *err, s
         return ZF_OK;
     }
     memcpy(buf, elem, cf->elem.size);
-    int rc = convert_n(cf, buf, 1, 0, err, errcap);
+    int rc = convert_n(cf, buf, 1, -1, err, errcap);
     if (rc == ZF_OK)
         memcpy(out, buf, 8);
     return rc;

@@ -71,6 +71,11 @@ int zf_array_cftime_wanted(const zf_array *a)
     return a->cft && !is_cftime(a) && __atomic_load_n(&a->cftime_wanted, __ATOMIC_ACQUIRE);
 }
 
+int zf_array_may_cftime(const zf_array *a)
+{
+    return a->cft != NULL;
+}
+
 int zf_array_to_cftime(zf_array *a)
 {
     if (!a->cft)

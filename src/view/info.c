@@ -41,7 +41,7 @@ int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *ou
     zf_sbuf_printf(out, "unit: %s\n", zf_unit_name(m->unit));
     zf_sbuf_printf(out, "scale_factor: %u\n", m->scale);
     fill_line(out, m, text);
-    zf_cf_describe(&m->cf, m->values == ZF_VALUES_DATETIME, out);
+    zf_cf_describe(&m->cf, m->values != ZF_VALUES_DURATION, out);
     zf_sbuf_add(out, "dimension_names: ", 17);
     for (unsigned d = 0; d < m->ndim; d++) {
         if (m->dim_names[d])

@@ -43,6 +43,21 @@ static int build_header(zf_layout *l, const char *name)
     return ZF_OK;
 }
 
+/* the formatters of the array's values as decoded now (.txt, and .csv with
+ * NaT CSV-quoted), writing NaT as nat */
+static int setup_text(zf_layout *l, const char *nat)
+{
+    char qnat[2 * ZF_NAT_MAX + 3];
+    zf_csv_quote(nat, qnat, sizeof qnat);
+    zf_ticks t = zf_array_ticks(l->a);
+    if (zf_text_init(&l->dur, t.values, l->format, t.unit, t.scale, t.cal, nat) ||
+        zf_text_init(&l->csvdur, t.values, l->format, t.unit, t.scale, t.cal, qnat))
+        return ZF_EINVAL;
+    l->text = &l->dur.text;
+    l->csvtext = &l->csvdur.text;
+    return ZF_OK;
+}
+
 zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *opts)
 {
     zf_layout *l = calloc(1, sizeof *l);
@@ -59,19 +74,15 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->nchunks = zf_array_nchunks(a);
     char qnat[2 * ZF_NAT_MAX + 3];
     zf_csv_quote(opts->nat, qnat, sizeof qnat);
-    if (zf_text_init(&l->dur, l->m->values, opts->format, l->m->unit, l->m->scale, NULL, opts->nat) ||
-        zf_text_init(&l->csvdur, l->m->values, opts->format, l->m->unit, l->m->scale, NULL, qnat) ||
-        build_header(l, name) || !(l->name = strdup(name)) ||
+    l->format = opts->format;
+    if (setup_text(l, opts->nat) || build_header(l, name) || !(l->name = strdup(name)) ||
         (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
         free(l->header);
         free(l->name);
         free(l);
         return NULL;
     }
-    l->text = &l->dur.text;
-    l->csvtext = &l->csvdur.text;
     l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
-    l->format = opts->format;
     uint64_t s = 1, cs = 1;
     for (unsigned d = l->ndim; d-- > 0;) {
         l->stride[d] = s;
@@ -223,10 +234,13 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     return rc;
 }
 
+static int to_cftime(zf_layout *l);
+
 /* the persisted index saved under fp into l->off, with (unlisted store) the
- * chunk versions it was computed from as the array's snapshot: ZF_OK, or
+ * chunk versions it was computed from as the array's snapshot (cftime: an
+ * index of the values as cftime objects, which they then become): ZF_OK, or
  * ZF_ENOTFOUND (none usable), ZF_ENOMEM */
-static int load_persisted(zf_layout *l, const zf_fp *fp)
+static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
 {
     for (int v = 0; v < 2; v++)
         if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
@@ -249,6 +263,8 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
     if (rc == ZF_OK && unlisted)
         rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes);
     free(extra);
+    if (rc == ZF_OK && cftime)
+        rc = to_cftime(l);
     if (rc == ZF_ECORRUPT)
         return ZF_ENOTFOUND;
     if (rc || zf_array_store(l->a)->remote) /* remote: no chunk is fetched to check it */
@@ -296,8 +312,10 @@ static int setup_labels(zf_layout *l)
 {
     if (!l->srcs || l->lab || l->labels_off)
         return ZF_OK;
-    l->pdvals = l->format == ZF_FORMAT_PANDAS; /* else each value's own text in that format */
-    if (l->pdvals && zf_pdcsv_init(&l->pd, l->m->values, l->m->unit, l->m->scale)) {
+    zf_ticks tk = zf_array_ticks(l->a);
+    /* else each value's own text in that format (cftime objects: their str()) */
+    l->pdvals = l->format == ZF_FORMAT_PANDAS && tk.values != ZF_VALUES_CFTIME;
+    if (l->pdvals && zf_pdcsv_init(&l->pd, tk.values, tk.unit, tk.scale)) {
         zf_log("%s/%s: the values' unit cannot be written as pandas does; the .csv has index "
                "columns", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
         l->labels_off = 1;
@@ -332,17 +350,10 @@ static int setup_labels(zf_layout *l)
     return ZF_OK;
 }
 
-/* the offset index: from the persisted copy if it matches, else by a pass */
-static int load_or_build(zf_layout *l)
+/* forget what a pass or a persisted index left (offsets, per-block counts,
+ * damaged chunks): none is read while the array is being sized */
+static void forget_sizes(zf_layout *l)
 {
-    zf_fp fp;
-    int rc = setup_labels(l);
-    if (rc == ZF_OK)
-        rc = layout_fingerprint(l, &fp);
-    if (rc)
-        return rc;
-    if (l->index_dir && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
-        return rc;
     for (int v = 0; v < 2; v++) {
         free(l->off[v]);
         l->off[v] = NULL;
@@ -352,7 +363,62 @@ static int load_or_build(zf_layout *l)
     free(l->bmode);
     l->bnn = l->bneg = NULL;
     l->bmode = NULL;
+    free(l->bad);
+    l->bad = NULL;
+}
+
+/* the array's values are cftime objects from now on (a standard-calendar
+ * time array holding a value outside the ns range, as xarray decodes it):
+ * the formatters follow, and the value column is each value's own text */
+static int to_cftime(zf_layout *l)
+{
+    char nat[ZF_NAT_MAX + 1];
+    memcpy(nat, l->text->nat, l->text->nat_len);
+    nat[l->text->nat_len] = '\0';
+    if (!zf_array_to_cftime(l->a))
+        return ZF_EINVAL;
+    l->pdvals = 0;
+    return setup_text(l, nat);
+}
+
+/* the fingerprint of the index as the values are decoded (datetime64 or
+ * cftime objects): base, with that added */
+static zf_fp decoded_fp(const zf_fp *base, zf_values values)
+{
+    zf_fp fp = *base;
+    int32_t v = values;
+    zf_fp_add(&fp, &v, sizeof v);
+    return fp;
+}
+
+/* the offset index: from the persisted copy if it matches, else by a pass
+ * (twice when the first meets a time stamp that makes the values cftime
+ * objects: the values, and so the text, change) */
+static int load_or_build(zf_layout *l)
+{
+    zf_fp base, fp;
+    int rc = setup_labels(l);
+    if (rc == ZF_OK)
+        rc = layout_fingerprint(l, &base);
+    if (rc)
+        return rc;
+    fp = decoded_fp(&base, zf_array_ticks(l->a).values);
+    if (l->index_dir && (rc = load_persisted(l, &fp, 0)) != ZF_ENOTFOUND)
+        return rc;
+    if (l->index_dir && zf_array_may_cftime(l->a)) { /* an index of its cftime objects */
+        forget_sizes(l);
+        fp = decoded_fp(&base, ZF_VALUES_CFTIME);
+        if ((rc = load_persisted(l, &fp, 1)) != ZF_ENOTFOUND)
+            return rc;
+    }
+    forget_sizes(l);
     rc = zf_layout_run_pass(l);
+    if (rc == ZF_OK && zf_array_cftime_wanted(l->a)) {
+        forget_sizes(l);
+        if ((rc = to_cftime(l)) == ZF_OK)
+            rc = zf_layout_run_pass(l);
+    }
+    fp = decoded_fp(&base, zf_array_ticks(l->a).values);
     int keep = rc == ZF_OK && !l->bad;
     if (zf_array_unlisted(l->a)) { /* every chunk was read once: their versions are the snapshot */
         int adopted = zf_array_end_learning(l->a, keep);
@@ -404,8 +470,9 @@ int zf_layout_sized(zf_layout *l)
 static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
 {
     zf_sbuf_add(sb, "csv_labels: ", 12);
-    if (!l->srcs || (l->format == ZF_FORMAT_PANDAS &&
-                     zf_pdcsv_init(&(zf_pdcsv){0}, l->m->values, l->m->unit, l->m->scale))) {
+    zf_ticks t = zf_array_ticks(l->a);
+    if (!l->srcs || (l->format == ZF_FORMAT_PANDAS && t.values != ZF_VALUES_CFTIME &&
+                     zf_pdcsv_init(&(zf_pdcsv){0}, t.values, t.unit, t.scale))) {
         zf_sbuf_add(sb, "index\n", 6);
         return;
     }
