@@ -53,6 +53,7 @@ static int setup_text(zf_layout *l, const char *nat)
     if (zf_text_init(&l->dur, t.values, l->format, t.unit, t.scale, t.cal, nat) ||
         zf_text_init(&l->csvdur, t.values, l->format, t.unit, t.scale, t.cal, qnat))
         return ZF_EINVAL;
+    l->values = t.values;
     l->text = &l->dur.text;
     l->csvtext = &l->csvdur.text;
     return ZF_OK;
@@ -367,18 +368,27 @@ static void forget_sizes(zf_layout *l)
     l->bad = NULL;
 }
 
-/* the array's values are cftime objects from now on (a standard-calendar
- * time array holding a value outside the ns range, as xarray decodes it):
- * the formatters follow, and the value column is each value's own text */
-static int to_cftime(zf_layout *l)
+/* follow the array's values as decoded now (a standard-calendar time array
+ * becomes cftime objects when it holds a value outside the ns range, as
+ * xarray decodes it; its labels may find that first): the formatters, and
+ * the value column as each cftime object's own text */
+static int follow_values(zf_layout *l)
 {
+    zf_ticks t = zf_array_ticks(l->a);
+    if (t.values == l->values)
+        return ZF_OK;
     char nat[ZF_NAT_MAX + 1];
     memcpy(nat, l->text->nat, l->text->nat_len);
     nat[l->text->nat_len] = '\0';
-    if (!zf_array_to_cftime(l->a))
-        return ZF_EINVAL;
-    l->pdvals = 0;
+    if (t.values == ZF_VALUES_CFTIME)
+        l->pdvals = 0;
     return setup_text(l, nat);
+}
+
+/* the values are cftime objects from now on */
+static int to_cftime(zf_layout *l)
+{
+    return zf_array_to_cftime(l->a) ? follow_values(l) : ZF_EINVAL;
 }
 
 /* the fingerprint of the index as the values are decoded (datetime64 or
@@ -398,6 +408,8 @@ static int load_or_build(zf_layout *l)
 {
     zf_fp base, fp;
     int rc = setup_labels(l);
+    if (rc == ZF_OK)
+        rc = follow_values(l); /* loading its labels may have decoded the array itself */
     if (rc == ZF_OK)
         rc = layout_fingerprint(l, &base);
     if (rc)
