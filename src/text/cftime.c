@@ -14,19 +14,12 @@ static const zf_text_ops cftime_ops;
 
 int zf_cftfmt_init(zf_cftfmt *f, zf_format format, const zf_calref *ref, const char *nat)
 {
-    size_t n = 0;
-    if (!f || !ref || !nat || (unsigned)format > ZF_FORMAT_RAW ||
-        (unsigned)ref->cal > ZF_CAL_360_DAY || ref->us < 0 || ref->us >= ZF_US_PER_DAY)
-        return ZF_EINVAL;
-    while (n <= ZF_NAT_MAX && nat[n])
-        n++;
-    if (n > ZF_NAT_MAX)
+    if (!f || !ref || (unsigned)ref->cal > ZF_CAL_360_DAY || ref->us < 0 ||
+        ref->us >= ZF_US_PER_DAY)
         return ZF_EINVAL;
     memset(f, 0, sizeof *f);
-    f->text.ops = &cftime_ops;
-    f->text.format = format;
-    f->text.nat_len = (uint8_t)n;
-    memcpy(f->text.nat, nat, n);
+    if (zf_text_setup(&f->text, &cftime_ops, format, nat))
+        return ZF_EINVAL;
     f->ref = *ref;
     int no_zero = ref->cal == ZF_CAL_STANDARD || ref->cal == ZF_CAL_JULIAN;
     f->four_lo = zf_calendar_days(ref->cal, no_zero, 1, 1);
@@ -103,8 +96,10 @@ static size_t stamp_text(const zf_cftfmt *f, int64_t v, char sep, char *out)
     return (size_t)(p - out);
 }
 
-size_t zf_cftfmt_value(const zf_cftfmt *f, int64_t v, char *out)
+/* the text of v (text.h: zf_text_ops.value) */
+static size_t cft_value(const zf_text *t, int64_t v, char *out)
 {
+    const zf_cftfmt *f = (const zf_cftfmt *)t;
     if (v == ZF_NAT) {
         memcpy(out, f->text.nat, f->text.nat_len);
         return f->text.nat_len;
@@ -117,8 +112,10 @@ size_t zf_cftfmt_value(const zf_cftfmt *f, int64_t v, char *out)
     }
 }
 
-size_t zf_cftfmt_len(const zf_cftfmt *f, int64_t v)
+/* its length, without formatting for years of four digits (zf_text_ops.len) */
+static size_t cft_len(const zf_text *t, int64_t v)
 {
+    const zf_cftfmt *f = (const zf_cftfmt *)t;
     char buf[ZF_VALUE_MAX];
     if (v == ZF_NAT)
         return f->text.nat_len;
@@ -128,26 +125,9 @@ size_t zf_cftfmt_len(const zf_cftfmt *f, int64_t v)
         if (day >= f->four_lo && day < f->four_hi)
             return 19u + (us % US_PER_S ? 7u : 0u);
     }
-    return zf_cftfmt_value(f, v, buf);
-}
-
-/* ---- the text interface (text.h) -------------------------------------- */
-
-static inline const zf_cftfmt *cft_of(const zf_text *t)
-{
-    return (const zf_cftfmt *)t;
-}
-
-static size_t text_value(const zf_text *t, int64_t v, char *out)
-{
-    return zf_cftfmt_value(cft_of(t), v, out);
-}
-
-static size_t text_len(const zf_text *t, int64_t v)
-{
-    return zf_cftfmt_len(cft_of(t), v);
+    return cft_value(t, v, buf);
 }
 
 static const zf_text_ops cftime_ops = {
-    .value = text_value, .len = text_len, .len_sum = zf_text_len_each, .lines = zf_text_lines_each,
+    .value = cft_value, .len = cft_len, .len_sum = zf_text_len_each, .lines = zf_text_lines_each,
 };

@@ -32,14 +32,8 @@ typedef struct zf_cftfmt {
 } zf_cftfmt;
 
 /* Set up a formatter for values after ref; nat is the verbatim text of NaT
- * (at most ZF_NAT_MAX bytes).  Returns 0 or ZF_EINVAL. */
+ * (at most ZF_NAT_MAX bytes).  Returns 0 or ZF_EINVAL.  Its text and
+ * lengths: zf_text_value(&f->text, ...) and the rest of text.h. */
 int zf_cftfmt_init(zf_cftfmt *f, zf_format format, const zf_calref *ref, const char *nat);
-
-/* Write the text of v into out (capacity at least ZF_VALUE_MAX and the NaT
- * text's length); no NUL, no newline.  Returns its length. */
-size_t zf_cftfmt_value(const zf_cftfmt *f, int64_t v, char *out);
-
-/* Length of the text zf_cftfmt_value writes for v. */
-size_t zf_cftfmt_len(const zf_cftfmt *f, int64_t v);
 
 #endif

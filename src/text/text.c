@@ -48,6 +48,22 @@ int zf_text_init(zf_text_room *r, zf_values values, zf_format format, zf_unit un
     return zf_fmt_init((zf_fmt *)(void *)r, format, unit, scale, nat);
 }
 
+int zf_text_setup(zf_text *t, const zf_text_ops *ops, zf_format format, const char *nat)
+{
+    size_t n = 0;
+    if (!nat || (unsigned)format > ZF_FORMAT_RAW)
+        return ZF_EINVAL;
+    while (n <= ZF_NAT_MAX && nat[n])
+        n++;
+    if (n > ZF_NAT_MAX)
+        return ZF_EINVAL;
+    t->ops = ops;
+    t->format = format;
+    t->nat_len = (uint8_t)n;
+    memcpy(t->nat, nat, n);
+    return 0;
+}
+
 uint64_t zf_text_len_each(const zf_text *t, const int64_t *v, size_t n)
 {
     uint64_t sum = 0;

@@ -116,6 +116,10 @@ typedef union zf_text_room {
 int zf_text_init(zf_text_room *r, zf_values values, zf_format format, zf_unit unit,
                  uint32_t scale, const zf_calref *cal, const char *nat);
 
+/* Set up the part every formatter shares: its table, format and NaT text
+ * (nat verbatim, at most ZF_NAT_MAX bytes).  0, or ZF_EINVAL. */
+int zf_text_setup(zf_text *t, const zf_text_ops *ops, zf_format format, const char *nat);
+
 /* The text interface's len_sum and lines for formatters that have only
  * value and len: each value's len, each value's text on a line. */
 uint64_t zf_text_len_each(const zf_text *t, const int64_t *v, size_t n);

@@ -277,7 +277,7 @@ static void describe_epoch(const zf_cf *cf, zf_sbuf *out)
     if (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS) {
         zf_cftfmt f;
         zf_cftfmt_init(&f, ZF_FORMAT_ISO, &cf->ref, "NaT");
-        n = zf_cftfmt_value(&f, 0, text);
+        n = zf_text_value(&f.text, 0, text);
         zf_sbuf_printf(out, "epoch: %.*s (the reference date as cftime reads it, %s calendar)\n",
                        (int)n, text, zf_calendar_name(cf->cal));
     } else {

@@ -9,17 +9,7 @@
 load helpers
 
 setup_file() {
-    local root=${ZF_TEST_TMP:-${TMPDIR:-/tmp}}
-    mkdir -p "$root"
-    CAL_ROOT=$(mktemp -d "$root/zf-calendars.XXXXXX")
-    export CAL_ROOT
-    export XDG_CACHE_HOME=$CAL_ROOT/xdg-cache
-    if ! PYTHONWARNINGS=ignore timeout -k 5 300 "$ZF_PYTHON" "$ZF_REPO/tests/e2e/calendars_gen.py" \
-            "$CAL_ROOT" >"$CAL_ROOT/gen.log" 2>&1; then
-        echo "# tests/e2e/calendars_gen.py failed ($ZF_PYTHON):" >&3
-        sed 's/^/# /' "$CAL_ROOT/gen.log" >&3
-        return 1
-    fi
+    zf_gen_setup CAL_ROOT zf-calendars "$ZF_REPO/tests/e2e/calendars_gen.py"
 }
 
 teardown_file() {

@@ -36,27 +36,13 @@ import xarray as xr
 import zarr
 
 from test_cf import NAN_B64, arrays_shown, check_bytes, v2_array, v3_array
+from test_datetime import seconds_text
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
 CALENDARS = ["standard", "gregorian", "proleptic_gregorian", "julian", "noleap", "365_day",
              "all_leap", "366_day", "360_day"]
 FORMATS = ["pandas", "iso", "numpy", "seconds", "raw"]
-
-
-def seconds_text(fr):
-    sign = "-" if fr < 0 else ""
-    fr = abs(fr)
-    whole = fr.numerator // fr.denominator
-    rest = fr - whole
-    if not rest:
-        return f"{sign}{whole}"
-    digits = ""
-    while rest:
-        rest *= 10
-        digits += str(rest.numerator // rest.denominator)
-        rest -= rest.numerator // rest.denominator
-    return f"{sign}{whole}.{digits}"
 
 
 # ---------------------------------------------------------------------------

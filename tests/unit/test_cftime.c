@@ -37,9 +37,9 @@ static const char *text_of(const zf_calref *ref, zf_format format, int64_t v, ch
 {
     zf_cftfmt f;
     CHECK(zf_cftfmt_init(&f, format, ref, "NaT") == 0, "%s: init", where);
-    size_t n = zf_cftfmt_value(&f, v, buf);
-    CHECK(n < ZF_VALUE_MAX && n == zf_cftfmt_len(&f, v), "%s: len %zu vs %zu", where, n,
-          zf_cftfmt_len(&f, v));
+    size_t n = zf_text_value(&f.text, v, buf);
+    CHECK(n < ZF_VALUE_MAX && n == zf_text_len(&f.text, v), "%s: len %zu vs %zu", where, n,
+          zf_text_len(&f.text, v));
     buf[n] = '\0';
     return buf;
 }
@@ -179,8 +179,8 @@ static void test_text(void)
     char buf[ZF_VALUE_MAX + 1];
     zf_cftfmt f;
     CHECK(zf_cftfmt_init(&f, ZF_FORMAT_PANDAS, &ref, "missing") == 0, "init");
-    CHECK(zf_cftfmt_value(&f, ZF_NAT, buf) == 7 && !memcmp(buf, "missing", 7) &&
-          zf_cftfmt_len(&f, ZF_NAT) == 7, "NaT");
+    CHECK(zf_text_value(&f.text, ZF_NAT, buf) == 7 && !memcmp(buf, "missing", 7) &&
+          zf_text_len(&f.text, ZF_NAT) == 7, "NaT");
     CHECK(!strcmp(text_of(&ref, ZF_FORMAT_PANDAS, INT64_MAX, buf, "max"),
                   "292471-03-18 04:00:54.775807"), "max: %s", buf);
     CHECK(!strcmp(text_of(&ref, ZF_FORMAT_PANDAS, INT64_MIN + 1, buf, "min"),
