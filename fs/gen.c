@@ -5,6 +5,7 @@
  * kernel forgets it, so open files keep reading (and stat-ing) their own
  * version; a generation is freed when nothing refers to it any more. */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -336,7 +337,11 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree)
 
 int zf_gen_start_notifier(zf_fs *fs)
 {
+    sigset_t all, old; /* SIGTERM and SIGINT go to the session loop's thread */
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&fs->notifier, NULL, notifier, fs);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     fs->notifier_running = rc == 0;
     return -rc;
 }

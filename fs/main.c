@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <malloc.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,8 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "options.h"
 #include "store/net.h"
 #include "store/open.h"
@@ -111,10 +114,13 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 
 #define ZF_READ_AHEAD_MAX ((size_t)1 << 30)
 
-/* parse "256M"-style sizes; 0 on error */
+/* parse "256M"-style sizes; 0 on error (a sign or a space too: strtoull
+ * would take "-5" as 2^64 - 5) */
 static size_t parse_size(const char *s)
 {
     char *end;
+    if (*s < '0' || *s > '9')
+        return 0;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || end == s)
@@ -225,6 +231,37 @@ static int serve_mounted(struct fuse_session *se, const struct fuse_cmdline_opts
     return rc;
 }
 
+/* The signals that stop the daemon: libfuse's handlers end the session
+ * loop, which then waits for the requests in flight; ours first abandons
+ * every wait for the store (base/deadline.h), so that they end at once and
+ * the daemon unmounts within moments, whatever the servers do. */
+static const int stop_signals[] = {SIGHUP, SIGINT, SIGTERM};
+static struct sigaction fuse_stop_action[3];
+
+static void on_stop_signal(int sig)
+{
+    zf_deadline_cancel_all();
+    for (unsigned i = 0; i < 3; i++)
+        if (stop_signals[i] == sig && fuse_stop_action[i].sa_handler != SIG_DFL &&
+            fuse_stop_action[i].sa_handler != SIG_IGN)
+            fuse_stop_action[i].sa_handler(sig);
+}
+
+/* put on_stop_signal in front of libfuse's handlers (after
+ * fuse_set_signal_handlers); restore (before fuse_remove_signal_handlers) */
+static void chain_stop_signals(int restore)
+{
+    for (unsigned i = 0; i < 3; i++) {
+        if (restore) {
+            sigaction(stop_signals[i], &fuse_stop_action[i], NULL);
+            continue;
+        }
+        struct sigaction sa = {.sa_handler = on_stop_signal};
+        sigemptyset(&sa.sa_mask);
+        sigaction(stop_signals[i], &sa, &fuse_stop_action[i]);
+    }
+}
+
 /* run the session until unmounted or signalled; the exit status */
 static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
 {
@@ -234,11 +271,13 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
     fs->se = se;
     int rc = 1;
     if (fuse_set_signal_handlers(se) == 0) {
+        chain_stop_signals(0);
         if (fuse_session_mount(se, o->mountpoint) == 0) {
             rc = serve_mounted(se, o, fs) < 0 ? 1 : 0; /* a signal ends the loop normally */
             fuse_session_unmount(se);
             zf_log_info("%s unmounted", o->mountpoint);
         }
+        chain_stop_signals(1);
         fuse_remove_signal_handlers(se);
     }
     fuse_session_destroy(se);
@@ -318,6 +357,8 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
         return fail("unknown cf (all, dtype, off)", c->cf);
     if (strlen(st->lo.nat) > ZF_NAT_MAX)
         return fail("nat text is too long", NULL);
+    if (zf_utf8_has_control(st->lo.nat)) /* a newline would split a line in two */
+        return fail("nat text holds a control character", NULL);
     if (zf_log_level_parse(DEFAULT(c, log_level), &st->log_level))
         return fail("unknown log_level (error, warn, info, debug)", c->log_level);
     if (o->debug && !c->log_level)
@@ -328,17 +369,18 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
 }
 
 /* open path for appending log lines: a regular file (created 0640), never a
- * FIFO, device or directory, so that a write cannot block the daemon; the
- * descriptor is above 2 (daemonizing replaces 0-2) and close-on-exec.  The
- * descriptor or a negative errno (-EINVAL: not a regular file). */
+ * symlink, FIFO, device or directory, so that a write cannot block the
+ * daemon nor land elsewhere: opened once, without following a symlink or
+ * blocking, and that descriptor checked; it is above 2 (daemonizing replaces
+ * 0-2) and close-on-exec.  The descriptor or a negative errno (-EINVAL: not
+ * a regular file; -ELOOP: a symlink). */
 static int open_log(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return -EINVAL;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW,
+                  0640);
     if (fd < 0)
-        return -errno;
+        return errno == ENXIO || errno == EISDIR ? -EINVAL : -errno; /* ELOOP: a symlink */
     int rc = fstat(fd, &st) != 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
     if (rc == 0 && fd <= STDERR_FILENO) {
         int high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
@@ -363,6 +405,8 @@ static int setup_log(cli *c, const struct fuse_cmdline_opts *o, const settings *
         int fd = open_log(c->log);
         if (fd == -EINVAL)
             return fail("log file is not a regular file", c->log);
+        if (fd == -ELOOP)
+            return fail("log file is a symlink (not followed)", c->log);
         if (fd < 0)
             return fail_errno("cannot open log file", c->log, -fd);
         c->log_fd = fd;

@@ -21,8 +21,24 @@ static zf_fs *fs_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
-/* attributes of a node; a file's size may run the size pass */
-static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
+/* would the size of node n (a file) run the size pass? */
+static int needs_pass(const zf_node *n)
+{
+    return n->view != ZF_VIEW_INFO && !zf_layout_sized(n->layout);
+}
+
+/* is the size of node n (a file) for good?  Not while a size pass is still
+ * to run, nor while its .info says something is not known yet (each
+ * GETATTR then tells the size of the text of what is known) */
+static int size_final(const zf_node *n)
+{
+    return n->view == ZF_VIEW_INFO ? zf_layout_info_final(n->layout) : !needs_pass(n);
+}
+
+/* attributes of a node; a file's size may run the size pass (unless
+ * !size_now: then an unsized file shows size 0, for a LOOKUP, answered with
+ * an attribute timeout of 0 so that the kernel asks GETATTR for the size) */
+static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st, int size_now)
 {
     memset(st, 0, sizeof *st);
     st->st_ino = n->ino;
@@ -35,8 +51,8 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
         st->st_nlink = 2;
         return 0;
     }
-    uint64_t size;
-    int rc = zf_layout_size(n->layout, n->view, &size);
+    uint64_t size = 0;
+    int rc = size_now || !needs_pass(n) ? zf_layout_size(n->layout, n->view, &size) : ZF_OK;
     if (rc)
         return zf_err_errno(rc);
     st->st_mode = S_IFREG | 0444;
@@ -46,16 +62,54 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st)
     return 0;
 }
 
+/* a request's cancellation (base/deadline.h): the kernel's INTERRUPT of it
+ * (its caller got a signal, or was killed) abandons its waits for the store */
+static void on_interrupt(fuse_req_t req, void *ticket)
+{
+    (void)req;
+    zf_deadline_cancel((uint64_t)(uintptr_t)ticket);
+}
+
+/* serve req on this thread until req_end, within deadline abs_ms
+ * (ZF_DEADLINE_NONE: none), abandoned when the kernel interrupts it */
+static void req_begin(fuse_req_t req, uint64_t abs_ms)
+{
+    uint64_t ticket = zf_deadline_begin(abs_ms);
+    fuse_req_interrupt_func(req, on_interrupt, (void *)(uintptr_t)ticket);
+}
+
+/* the request served since req_begin ended with errno err (0: success);
+ * the errno to reply: EINTR for one that was abandoned */
+static int req_end(int err)
+{
+    if (err && zf_deadline_cancelled())
+        err = EINTR;
+    zf_deadline_end();
+    return err;
+}
+
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
     if (conn->capable & FUSE_CAP_ASYNC_READ)
         conn->want |= FUSE_CAP_ASYNC_READ;
+    /* a lookup must not hold up the directory's listing (libfuse 3.14 does
+     * not pass this on; op_lookup never waits for a size pass either) */
+    if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+        conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+    /* O_DIRECT reads as requests of their caller, which the kernel
+     * interrupts when the caller gets a signal (asynchronous ones it never
+     * does: the caller could not be released before the store answered) */
+    conn->want &= ~(unsigned)FUSE_CAP_ASYNC_DIO;
     conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS;
     conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 /* LOOKUP: the child answers from its parent's generation, and the kernel's
- * new reference to it is counted (see zf_gen_remember) */
+ * new reference to it is counted (see zf_gen_remember).  It never waits for
+ * a size pass: the kernel holds the directory while a LOOKUP runs (libfuse
+ * 3.14 cannot ask for parallel directory operations), so a lookup waiting
+ * for a stalled server would hold up every lookup and listing of that
+ * directory.  An unsized file's size comes with GETATTR instead. */
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     zf_fs *fs = fs_of(req);
@@ -66,9 +120,11 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     memset(&e, 0, sizeof e);
     e.entry_timeout = fs->timeout;
     e.attr_timeout = fs->timeout;
-    int err = n ? node_attr(fs, n, &e.attr) : p && p->incomplete ? EIO : 0;
+    int err = n ? node_attr(fs, n, &e.attr, 0) : p && p->incomplete ? EIO : 0;
     if (!n && err) /* the store could not tell whether name is there: not "no such" */
         zf_gen_recheck_soon(fs);
+    if (n && !n->is_dir && !size_final(n))
+        e.attr_timeout = 0; /* the size is not known yet: GETATTR runs the pass */
     if (n && !err) {
         e.ino = n->ino;
         e.generation = 1;
@@ -103,20 +159,30 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     zf_gen *g;
     const zf_node *n = zf_gen_node(fs, ino, &g);
     struct stat st;
-    int err = n ? node_attr(fs, n, &st) : ENOENT;
-    zf_gen_put(fs, g);
+    req_begin(req, ZF_DEADLINE_NONE); /* a size pass waits as long as it takes, unless interrupted */
+    int err = req_end(n ? node_attr(fs, n, &st, 1) : ENOENT);
+    double timeout = err || n->is_dir || size_final(n) ? fs->timeout : 0;
+    zf_gen_put(fs, g); /* n may go with it */
     if (err)
         fuse_reply_err(req, err);
     else
-        fuse_reply_attr(req, &st, fs->timeout);
+        fuse_reply_attr(req, &st, timeout);
 }
 
-/* an open file or directory: its generation, and where its last read ended */
+/* how long a failed read is remembered on its open file: the kernel asks
+ * again at once for the bytes of a read-ahead that failed (ms) */
+#define FAILED_READ_MS 1000
+
+/* an open file or directory: its generation, where its last read ended, and
+ * its last failed read (under mu) */
 typedef struct handle {
     zf_open_link link; /* first: fs->open lists every handle */
     zf_gen *gen;
     pthread_mutex_t mu;
     zf_cursor cursor;
+    uint64_t failed_lo, failed_hi; /* the bytes it asked for */
+    uint64_t failed_until;         /* monotonic ms; 0: none */
+    int failed_err;                /* its errno */
 } handle;
 
 static handle *handle_of(struct fuse_file_info *fi)
@@ -203,6 +269,8 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     fi->keep_cache = 1; /* unchanged while this generation lives */
     if (!dir && zf_layout_damaged(n->layout))
         fi->direct_io = 1; /* only reads that ask for a bad chunk's bytes fail */
+    if (!dir && n->view == ZF_VIEW_INFO && zf_layout_info_refresh(n->layout) == ZF_OK)
+        fi->direct_io = 1; /* tells what is known at each open: its size may change */
     fi->cache_readdir = dir && !n->incomplete; /* (its listing ends in EIO: op_readdir) */
     if (fuse_reply_open(req, fi) != 0) {
         untrack(fs, h);
@@ -289,7 +357,8 @@ static char *read_buf(void)
  * (a remote store; a local one has no budget), however many chunks and
  * shards the read needs.  The size pass, when the read must run it first,
  * is not bounded: it measures the whole array for every reader, like the
- * first stat, which runs it too. */
+ * first stat, which runs it too.  Both end when the request is interrupted
+ * (req_begin). */
 static int read_within_budget(const zf_fs *fs, const zf_node *n, uint64_t off, char *buf,
                               size_t size, size_t *got, zf_cursor *cursor)
 {
@@ -299,9 +368,33 @@ static int read_within_budget(const zf_fs *fs, const zf_node *n, uint64_t off, c
         return rc;
     if (fs->store->budget_ms)
         zf_deadline_set(zf_deadline_after(fs->store->budget_ms));
-    rc = zf_layout_read_from(n->layout, n->view, off, buf, size, got, cursor);
-    zf_deadline_clear();
-    return rc;
+    return zf_layout_read_from(n->layout, n->view, off, buf, size, got, cursor);
+}
+
+/* the errno of a read of [off, off + size) that failed on h within the
+ * last FAILED_READ_MS, or 0: the kernel's second READ of a page whose
+ * read-ahead failed gets the answer at once, not after another budget */
+static int failed_before(handle *h, uint64_t off, size_t size)
+{
+    pthread_mutex_lock(&h->mu);
+    int err = h->failed_until > zf_deadline_now_ms() && off < h->failed_hi &&
+              off + size > h->failed_lo ? h->failed_err : 0;
+    pthread_mutex_unlock(&h->mu);
+    return err;
+}
+
+/* remember a failed read of [off, off + size) on h (not an abandoned one:
+ * its failure says nothing about the store) */
+static void remember_failure(handle *h, uint64_t off, size_t size, int err)
+{
+    if (err == EINTR)
+        return;
+    pthread_mutex_lock(&h->mu);
+    h->failed_lo = off;
+    h->failed_hi = off + size;
+    h->failed_err = err;
+    h->failed_until = zf_deadline_now_ms() + FAILED_READ_MS;
+    pthread_mutex_unlock(&h->mu);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -320,18 +413,27 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_err(req, ENOMEM);
         return;
     }
+    int err = failed_before(h, (uint64_t)off, size);
+    if (err) {
+        fuse_reply_err(req, err);
+        return;
+    }
     size_t got = 0;
     pthread_mutex_lock(&h->mu);
     zf_cursor cursor = h->cursor;
     pthread_mutex_unlock(&h->mu);
+    req_begin(req, ZF_DEADLINE_NONE);
     int rc = read_within_budget(fs_of(req), n, (uint64_t)off, buf, size, &got, &cursor);
+    err = req_end(rc ? zf_err_errno(rc) : 0);
     pthread_mutex_lock(&h->mu);
     h->cursor = cursor;
     pthread_mutex_unlock(&h->mu);
-    if (rc)
-        fuse_reply_err(req, zf_err_errno(rc));
-    else
+    if (err) {
+        remember_failure(h, (uint64_t)off, size, err);
+        fuse_reply_err(req, err);
+    } else {
         fuse_reply_buf(req, buf, got);
+    }
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)

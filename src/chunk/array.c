@@ -446,7 +446,7 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_ECORRUPT;
     }
     if (rc != ZF_OK) {
-        if (first_report(a, index))
+        if (!zf_deadline_cancelled() && first_report(a, index)) /* not for an abandoned read */
             zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                    *err ? ": " : "", err);
         return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
@@ -480,7 +480,8 @@ int zf_array_cache_room(const zf_array *a, unsigned chunks)
 static int report_late(zf_array *a, uint64_t index)
 {
     char key[ZF_KEY_MAX];
-    if (chunk_store_key(a, index, key, sizeof key) == ZF_OK && first_report(a, index))
+    if (chunk_store_key(a, index, key, sizeof key) == ZF_OK && !zf_deadline_cancelled() &&
+        first_report(a, index))
         zf_log("chunk %s/%s: the request's time budget was spent", zf_store_path(a->store), key);
     return ZF_EIO;
 }

@@ -164,6 +164,10 @@ int zf_array_changed(const zf_array *a, char *err, size_t errcap);
  * (logged, as zf_array_snapshot) if the listing failed. */
 int zf_array_count_stored(zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected);
 
+/* As zf_array_count_stored, from the snapshot only (no listing, no wait):
+ * ZF_ENOTFOUND (with *expected set) before zf_array_snapshot took one. */
+int zf_array_count_listed(const zf_array *a, uint64_t *present, uint64_t *expected);
+
 /* How many read chunks from index on were absent at zf_array_snapshot (read
  * as the fill value, with no store access needed): 0 if index may be stored,
  * no snapshot was taken, or a missing chunk is an error (a CF fill value

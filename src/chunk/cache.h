@@ -9,7 +9,8 @@
  *  - On a miss exactly one caller runs the loader; concurrent callers of the
  *    same key wait for it and share the result (or its error).  Errors are not
  *    cached: a later get loads again.  A caller whose thread has a request
- *    deadline (base/deadline.h) waits at most until then: ZF_ETIMEDOUT, and
+ *    deadline (base/deadline.h) waits at most until then, or until its
+ *    request is cancelled (or the process stops): ZF_ETIMEDOUT, and
  *    the load goes on for the others; a load that its own caller's deadline
  *    cut short (the loader's ZF_ETIMEDOUT) is loaded again by the waiters
  *    that still have time.

@@ -455,16 +455,22 @@ static void count_present(void *ctx, uint64_t k, const zf_stamp *st)
     c->listed++;
 }
 
-int zf_array_count_stored(zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
+int zf_array_count_listed(const zf_array *a, uint64_t *present, uint64_t *expected)
 {
     uint64_t grid[ZF_MAX_DIMS];
     *expected = stored_grid(a, grid);
     *present = 0;
     const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    if (snap) { /* the listing the size pass took */
-        *present = snap->files;
+    if (!snap)
+        return ZF_ENOTFOUND;
+    *present = snap->files; /* the listing the size pass took */
+    return ZF_OK;
+}
+
+int zf_array_count_stored(zf_array *a, uint64_t limit, uint64_t *present, uint64_t *expected)
+{
+    if (zf_array_count_listed(a, present, expected) == ZF_OK)
         return ZF_OK;
-    }
     count_ctx c = {0, 0};
     seen v = {count_present, &c, ZF_OK, ""};
     int rc = stamp_stored(a, ZF_LIST_KINDS, &v); /* kinds suffice */

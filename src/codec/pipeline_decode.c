@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "pipeline_impl.h"
 
@@ -265,7 +266,10 @@ static int decode_shard(const zf_pipeline *p, const uint8_t *in, size_t n, uint8
         rc = zf_pipeline_decode(p->index, ib, p->index_bytes, idx, err, errcap);
     for (uint64_t k = 0; rc == ZF_OK && k < p->inner_count; k++) {
         uint64_t off = idx[2 * k], len = idx[2 * k + 1];
-        if (off == UINT64_MAX && len == UINT64_MAX) {
+        if (zf_deadline_spent()) { /* the request was abandoned (base/deadline.h): not damage */
+            snprintf(err, errcap, "the request's time budget was spent, or it was cancelled");
+            rc = ZF_EIO;
+        } else if (off == UINT64_MAX && len == UINT64_MAX) {
             for (uint64_t i = 0; i < p->inner->elems; i++)
                 memcpy(tmp + i * p->esize, p->fill, p->esize);
         } else if (off > n || len > n - off) {

@@ -5,6 +5,7 @@
 #include "store/net.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,12 +208,16 @@ static int prepare(zf_net_req *r)
 static int start_thread(zf_net *net)
 {
     int rc = ZF_OK;
+    sigset_t all, old; /* signals are for the threads that serve requests */
+    sigfillset(&all);
     pthread_mutex_lock(&net->mu);
     if (!net->thread_alive) {
+        pthread_sigmask(SIG_SETMASK, &all, &old);
         if (pthread_create(&net->thr, NULL, zf_net_engine, net) == 0)
             net->thread_alive = 1;
         else
             rc = ZF_EIO;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     pthread_mutex_unlock(&net->mu);
     return rc;
@@ -237,7 +242,7 @@ int zf_net_run(zf_net *net, zf_net_req *reqs, size_t n)
         if (prepare(&reqs[i]) != ZF_OK)
             continue;
         xs[i] = (zf_net_xfer){.req = &reqs[i], .batch = &b, .deadline = deadline,
-                              .by_request = by_request};
+                              .by_request = by_request, .cancel = zf_deadline_flag()};
         if (last)
             last->next = &xs[i];
         else

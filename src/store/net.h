@@ -21,7 +21,11 @@
  *     flight is cut at it.  So
  *         zf_net_run returns within min(B, the thread's deadline - now)
  *         (plus a few ms) of its call,
- *     whatever the servers do, queueing behind other requests included.
+ *     whatever the servers do, queueing behind other requests included;
+ *   - and within ZF_DEADLINE_POLL_MS of the cancellation of the calling
+ *     thread's request, or of zf_deadline_cancel_all (base/deadline.h): its
+ *     requests then fail with ZF_EIO "cancelled: ...", attempts in flight
+ *     are cut, and none starts.
  *     Defaults: connections 16, retries 8, T 10 s, C = T, B = 6 T (60 s).
  *
  * Memory: the engine's own is O(connections) (one easy handle and its

@@ -40,20 +40,35 @@ static void finish(zf_net *net, zf_net_xfer *x)
     pthread_mutex_unlock(&net->mu); /* x may be gone from here on */
 }
 
+/* has x's caller abandoned it (its request was cancelled, or the process
+ * is stopping: base/deadline.h)? */
+static int cancelled(const zf_net_xfer *x)
+{
+    return zf_deadline_flag_set(x->cancel);
+}
+
+/* is x's time over: its deadline has come, or it was cancelled? */
+static int over(const zf_net_xfer *x, int64_t now)
+{
+    return x->deadline <= now || cancelled(x);
+}
+
 /* fail a request whose attempts or budget are spent, after a transient why;
  * budget: the time ran out (its own budget, or the calling thread's request
- * deadline when that came first: base/deadline.h) */
+ * deadline when that came first: base/deadline.h), or the request was
+ * cancelled */
 static void give_up(zf_net *net, zf_net_xfer *x, const char *why, int budget)
 {
     zf_net_req *r = x->req;
     r->rc = ZF_EIO;
     r->status = x->status;
-    const char *whose = x->by_request ? "the request's time budget was spent" : "time budget spent";
-    char spent[48] = "";
+    const char *whose = cancelled(x) ? "cancelled: the caller was interrupted, or zarrfs is stopping"
+                        : x->by_request ? "the request's time budget was spent" : "time budget spent";
+    char spent[80] = "";
     if (budget)
         snprintf(spent, sizeof spent, " (%s)", whose);
     if (r->err && r->errcap) {
-        if (!r->attempts && x->by_request)
+        if (!r->attempts && (x->by_request || cancelled(x)))
             snprintf(r->err, r->errcap, "%s before an attempt could start", whose);
         else if (!r->attempts)
             snprintf(r->err, r->errcap, "no connection free within the %u ms budget",
@@ -164,6 +179,7 @@ static int start(zf_net *net, zf_net_slot *s, zf_net_xfer *x, int64_t now)
     snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)r->off,
              (unsigned long long)(r->off + r->len - 1));
     CURL *e = s->easy;
+    x->easy = e;
     s->errbuf[0] = '\0';
     zf_net_resp_reset(x);
     curl_easy_setopt(e, CURLOPT_URL, r->url);
@@ -210,8 +226,8 @@ static int64_t backoff(zf_net *net, const zf_net_xfer *x, unsigned k)
     return d;
 }
 
-/* an attempt in slot s ended with code */
-static void attempt_done(zf_net *net, zf_net_slot *s, CURLcode code)
+/* end the attempt in slot s (the slot is free again); its request */
+static zf_net_xfer *release_slot(zf_net *net, zf_net_slot *s)
 {
     zf_net_xfer *x = s->x;
     curl_multi_remove_handle(net->multi, s->easy);
@@ -219,13 +235,20 @@ static void attempt_done(zf_net *net, zf_net_slot *s, CURLcode code)
     s->hdrs = NULL;
     s->x = NULL;
     net->active--;
+    return x;
+}
+
+/* an attempt in slot s ended with code */
+static void attempt_done(zf_net *net, zf_net_slot *s, CURLcode code)
+{
+    zf_net_xfer *x = release_slot(net, s);
     char why[64];
     if (zf_net_judge(x, code, s->errbuf, why, sizeof why) == ZF_NET_DONE) {
         finish(net, x);
         return;
     }
     int64_t now = zf_net_now_ms();
-    if (now >= x->deadline) { /* cut at the deadline, or ended just then */
+    if (over(x, now)) { /* cut at the deadline, or ended just then */
         give_up(net, x, why, 1);
         return;
     }
@@ -262,7 +285,7 @@ static void expire_queued(zf_net *net, int64_t now, int64_t *wake)
     net->qtail = NULL;
     for (zf_net_xfer **pp = &net->qhead; *pp;) {
         zf_net_xfer *x = *pp;
-        if (x->deadline <= now) {
+        if (over(x, now)) {
             *pp = x->next;
             x->next = expired;
             expired = x;
@@ -289,7 +312,7 @@ static void schedule(zf_net *net, int64_t now, int64_t *wake)
     for (zf_net_xfer **pp = &net->waiting; *pp;) {
         zf_net_xfer *x = *pp;
         zf_net_slot *s = x->due <= now ? free_slot(net) : NULL;
-        if (x->due <= now && x->deadline <= now) {
+        if ((x->due <= now && x->deadline <= now) || cancelled(x)) {
             *pp = x->next;
             give_up(net, x, "timed out", 1);
         } else if (s) {
@@ -306,7 +329,7 @@ static void schedule(zf_net *net, int64_t now, int64_t *wake)
         pthread_mutex_lock(&net->mu);
         zf_net_xfer *x = net->qhead;
         zf_net_slot *s = x ? free_slot(net) : NULL;
-        if (x && (s || x->deadline <= now)) { /* (queued since expire_queued looked) */
+        if (x && (s || over(x, now))) { /* (queued since expire_queued looked) */
             net->qhead = x->next;
             if (!net->qhead)
                 net->qtail = NULL;
@@ -316,7 +339,7 @@ static void schedule(zf_net *net, int64_t now, int64_t *wake)
         pthread_mutex_unlock(&net->mu);
         if (!x)
             return;
-        if (x->deadline <= now)
+        if (over(x, now))
             give_up(net, x, "timed out", 1);
         else
             start(net, s, x, now);
@@ -332,13 +355,34 @@ static int keep_running(zf_net *net)
     return go;
 }
 
+/* are requests queued? */
+static int queued(zf_net *net)
+{
+    pthread_mutex_lock(&net->mu);
+    int q = net->qhead != NULL;
+    pthread_mutex_unlock(&net->mu);
+    return q;
+}
+
+/* cut the attempts in flight whose request was cancelled */
+static void cut_cancelled(zf_net *net)
+{
+    for (unsigned i = 0; net->active && i < net->o.connections; i++) {
+        zf_net_slot *s = &net->slots[i];
+        if (s->x && cancelled(s->x))
+            give_up(net, release_slot(net, s), "cut", 1);
+    }
+}
+
 void *zf_net_engine(void *arg)
 {
     zf_net *net = arg;
     pthread_mutex_lock(&net->curl_mu);
     while (keep_running(net)) {
         int64_t now = zf_net_now_ms();
-        int64_t wake = now + 1000;
+        cut_cancelled(net);
+        /* with work to do, look often enough to see a cancellation */
+        int64_t wake = now + (net->active || net->waiting || queued(net) ? ZF_DEADLINE_POLL_MS : 1000);
         schedule(net, now, &wake);
         int running = 0;
         curl_multi_perform(net->multi, &running);

@@ -23,11 +23,14 @@ typedef struct zf_net_batch {
 /* One request across its attempts; owned by its zf_net_run call. */
 typedef struct zf_net_xfer {
     zf_net_req *req;
+    CURL *easy;                /* the handle of the current attempt (its URL: each redirect's) */
     zf_net_batch *batch;
     struct zf_net_xfer *next;  /* in the engine's queue or wait list */
     int64_t deadline;          /* monotonic ms: the request's budget ends */
     int by_request;            /* deadline is the calling thread's request deadline
                                 * (base/deadline.h), earlier than its own budget */
+    const int *cancel;         /* the calling thread's request's cancellation flag
+                                * (base/deadline.h: zf_deadline_flag), or NULL */
     int64_t due;               /* monotonic ms: next attempt not before */
     /* the current response (reset by zf_net_resp_reset before each attempt) */
     long status;               /* of the latest status line */

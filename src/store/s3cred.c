@@ -15,6 +15,7 @@
 
 #include "base/err.h"
 #include "store/aws_impl.h"
+#include "store/url.h"
 
 /* A shared file larger than this is refused (they hold a few profiles). */
 #define FILE_MAX (1u << 20)
@@ -217,8 +218,10 @@ char *zf_aws_lookup(const zf_awsfiles *f, zf_aws_section sec, const char *name, 
 static int endpoint_ok(const char *u, char **out, char *err, size_t errcap)
 {
     size_t skip = !strncmp(u, "https://", 8) ? 8 : !strncmp(u, "http://", 7) ? 7 : 0;
+    char shown[256]; /* never the password of a user:password@ */
+    zf_url_redact(u, shown, sizeof shown);
     if (!skip || !u[skip] || u[skip] == '/')
-        return ERR(ZF_EINVAL, "endpoint %s: not an http:// or https:// URL", u);
+        return ERR(ZF_EINVAL, "endpoint %s: not an http:// or https:// URL", shown);
     for (const char *p = u; *p; p++)
         if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#' || *p == '@')
             return ERR(ZF_EINVAL, "endpoint: a URL without spaces, query, fragment or "

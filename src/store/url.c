@@ -59,11 +59,9 @@ void zf_url_redact(const char *spec, char *out, size_t cap)
     size_t sl = scheme_len(spec);
     const char *p = spec;
     if (sl) {
-        const char *a = spec + sl + 3;
-        size_t alen = strcspn(a, "/?#");
-        const char *at = memchr(a, '@', alen);
-        while (at && memchr(at + 1, '@', alen - (size_t)(at + 1 - a)))
-            at = memchr(at + 1, '@', alen - (size_t)(at + 1 - a));
+        /* user information may hold '/', '?' or '#' too: everything up to the
+         * last '@' goes, wherever it is */
+        const char *a = spec + sl + 3, *at = strrchr(a, '@');
         zf_sbuf_add(&b, spec, (size_t)(a - spec));
         if (at)
             zf_sbuf_add(&b, "***", 3);

@@ -45,7 +45,9 @@ int zf_url_has_scheme(const char *spec);
 
 /* spec as it may be shown in messages: user information and anything from
  * '?' or '#' on (which url.h refuses, but may hold secrets) become "***";
- * written into out (cap bytes, truncated, NUL-terminated). */
+ * written into out (cap bytes, truncated, NUL-terminated).  Everything from
+ * "SCHEME://" up to the last '@' counts as user information, even a path:
+ * a password may hold '/', '?' or '#'. */
 void zf_url_redact(const char *spec, char *out, size_t cap);
 
 /* Parse spec into *u (zeroed first).  ZF_EINVAL with the reason in err for

@@ -17,26 +17,23 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "zarr/cf.h"
 
 #define ZF_MAX_DEPTH 64
 
-/* is name safe as one path component (UTF-8, no control characters)? */
+/* is name safe as one path component (UTF-8, no control characters as
+ * base/utf8.h counts them: C0, DEL, C1, bidi overrides and isolates)? */
 static int safe_name(const char *s)
 {
     size_t len = strlen(s);
     if (len == 0 || len > ZF_NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
         return 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p, extra = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
-                               : (c & 0xF8) == 0xF0 ? 3 : 9;
-        if (c < 0x20 || c == 0x7F || c == '/' || extra == 9 || (extra == 1 && c < 0xC2))
+    for (const char *p = s, *end = s + len; p < end;) {
+        size_t k = zf_utf8_len(p, end);
+        if (!k || zf_utf8_is_control(p, k) || *p == '/')
             return 0;
-        for (unsigned i = 1; i <= extra; i++)
-            if ((p[i] & 0xC0) != 0x80)
-                return 0;
-        p += 1 + extra;
+        p += k;
     }
     return 1;
 }

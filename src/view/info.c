@@ -22,7 +22,35 @@ static void fill_line(zf_sbuf *out, const zf_meta *m, const zf_text *text)
     zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, buf);
 }
 
-int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *out)
+/* the chunks_present line, from what is known without waiting on a remote
+ * store: a local store's chunk directories (their entries' types only), a
+ * remote store's listing taken when the array was first sized (no request
+ * is made for .info: it never waits on a stalled server).  *final 0 if the
+ * count is not known yet (the text is built again later, layout.h).  ZF_OK,
+ * or ZF_EIO / ZF_ENOMEM when the store could not tell (logged) */
+static int chunks_line(zf_array *a, zf_sbuf *out, int *final)
+{
+    uint64_t present, expected;
+    int remote = zf_array_store(a)->remote;
+    int rc = remote ? zf_array_count_listed(a, &present, &expected)
+                    : zf_array_count_stored(a, ZF_INFO_MAX_LOOKUPS, &present, &expected);
+    *final = rc == ZF_OK || !remote;
+    if (rc == ZF_EIO || rc == ZF_ENOMEM) /* the store could not tell: no count (logged) */
+        return rc;
+    if (rc == ZF_OK)
+        zf_sbuf_printf(out, "chunks_present: %llu of %llu\n", (unsigned long long)present,
+                       (unsigned long long)expected);
+    else if (remote) /* not sized yet, or a store that cannot be listed: no chunk is fetched to count */
+        zf_sbuf_printf(out, "chunks_present: unknown (%llu expected; counted once the array is sized)\n",
+                       (unsigned long long)expected);
+    else if (rc == ZF_ENOTFOUND)
+        zf_sbuf_printf(out, "chunks_present: unknown (%llu expected)\n", (unsigned long long)expected);
+    else
+        zf_sbuf_printf(out, "chunks_present: not counted (%llu expected)\n", (unsigned long long)expected);
+    return ZF_OK;
+}
+
+int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *out, int *final)
 {
     const zf_meta *m = zf_array_meta(a);
     zf_sbuf_printf(out, "name: %s\n", name);
@@ -53,17 +81,9 @@ int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *ou
     char codecs[1024];
     zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
     zf_sbuf_printf(out, "codecs: %s\n", codecs);
-    uint64_t present, expected;
-    int rc = zf_array_count_stored(a, ZF_INFO_MAX_LOOKUPS, &present, &expected);
-    if (rc == ZF_EIO || rc == ZF_ENOMEM) /* the store could not tell: no count (logged) */
+    int rc = chunks_line(a, out, final);
+    if (rc)
         return rc;
-    if (rc == ZF_OK)
-        zf_sbuf_printf(out, "chunks_present: %llu of %llu\n", (unsigned long long)present,
-                       (unsigned long long)expected);
-    else if (rc == ZF_ENOTFOUND) /* a store that cannot be listed: no chunk is fetched to count */
-        zf_sbuf_printf(out, "chunks_present: unknown (%llu expected)\n", (unsigned long long)expected);
-    else
-        zf_sbuf_printf(out, "chunks_present: not counted (%llu expected)\n", (unsigned long long)expected);
     zf_sbuf_printf(out, "text_format: %s\n", zf_format_name(text->format));
     return ZF_OK;
 }

@@ -3,11 +3,14 @@
  * layout_pass.c, reading in layout_read.c). */
 #include "view/layout.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "view/idxcache.h"
@@ -99,7 +102,7 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     l->threads = opts->threads ? opts->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
     pthread_mutex_init(&l->mu, NULL);
-    pthread_cond_init(&l->cv, NULL);
+    zf_deadline_cond_init(&l->cv); /* readers wait for the pass until their deadline */
     return l;
 }
 
@@ -199,9 +202,10 @@ static int check_last_block(zf_layout *l)
         if ((rc = zf_layout_measure_chunk(l, ci[i], 0, &s)) == ZF_OK && l->bad)
             rc = ZF_ESTALE; /* saved without damaged chunks: one now is a change */
     if (rc == ZF_OK && l->lab) /* the last block's values in their saved format */
-        l->off[1][nb] += l->bnn[nb - 1] * zf_pdcsv_extra((zf_pdmode)modes[nb - 1]) +
-                         (l->pd.values == ZF_VALUES_DURATION && modes[nb - 1] != ZF_PD_DAYS
-                              ? l->bneg[nb - 1] : 0);
+        l->off[1][nb] = zf_sat_add(l->off[1][nb],
+                                   l->bnn[nb - 1] * zf_pdcsv_extra((zf_pdmode)modes[nb - 1]) +
+                                       (l->pd.values == ZF_VALUES_DURATION &&
+                                                modes[nb - 1] != ZF_PD_DAYS ? l->bneg[nb - 1] : 0));
     for (int v = 0; v < 2; v++) {
         if (rc == ZF_OK && l->off[v][nb] != kept[v][nb] - kept[v][nb - 1])
             rc = ZF_ESTALE;
@@ -237,10 +241,18 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
 
 static int to_cftime(zf_layout *l);
 
-/* the persisted index saved under fp into l->off, with (unlisted store) the
- * chunk versions it was computed from as the array's snapshot (cftime: an
- * index of the values as cftime objects, which they then become): ZF_OK, or
- * ZF_ENOTFOUND (none usable), ZF_ENOMEM */
+/* the index file under fp does not fit the metadata (why): logged and removed */
+static void discard_persisted(const zf_layout *l, const zf_fp *fp, const char *why)
+{
+    zf_log("%s/%s: the persisted offset index does not fit the array (%s); discarded, the array "
+           "is sized afresh", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a), why);
+    zf_idxcache_drop(l->index_dir, fp);
+}
+
+/* the persisted index saved under fp into l->off, checked against the
+ * metadata, with (unlisted store) the chunk versions it was computed from as
+ * the array's snapshot (cftime: an index of the values as cftime objects,
+ * which they then become): ZF_OK, or ZF_ENOTFOUND (none usable), ZF_ENOMEM */
 static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
 {
     for (int v = 0; v < 2; v++)
@@ -252,20 +264,27 @@ static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
     size_t extra_len = 0;
     uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
     size_t most = modes + (!unlisted ? 0 : n < (SIZE_MAX - modes) / 24 ? (size_t)n * 24 : SIZE_MAX - modes);
-    if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
-                         unlisted || modes ? &extra : NULL, &extra_len) != 0)
-        return ZF_ENOTFOUND;
-    int rc = extra_len < modes ? ZF_ECORRUPT : ZF_OK;
-    if (rc == ZF_OK && modes && !(l->bmode = malloc(modes)))
+    char why[300] = "";
+    int rc = zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
+                              unlisted || modes ? &extra : NULL, &extra_len, why, sizeof why);
+    if (rc == ZF_OK && extra_len < modes) {
+        snprintf(why, sizeof why, "%zu extra bytes, fewer than its %zu blocks", extra_len, modes);
+        rc = ZF_ECORRUPT;
+    }
+    if (rc == ZF_OK && modes && (l->bmode = malloc(modes)))
+        memcpy(l->bmode, extra, modes);
+    else if (rc == ZF_OK && modes)
         rc = ZF_ENOMEM;
-    for (size_t b = 0; rc == ZF_OK && b < modes; b++)
-        if ((l->bmode[b] = ((uint8_t *)extra)[b]) > ZF_PD_NS)
-            rc = ZF_ECORRUPT;
-    if (rc == ZF_OK && unlisted)
-        rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes);
+    if (rc == ZF_OK)
+        rc = zf_layout_index_check(l, why, sizeof why);
+    if (rc == ZF_OK && unlisted &&
+        (rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes)) == ZF_ECORRUPT)
+        snprintf(why, sizeof why, "chunk versions that are not the array's");
     free(extra);
     if (rc == ZF_OK && cftime)
         rc = to_cftime(l);
+    if (rc == ZF_ECORRUPT)
+        discard_persisted(l, fp, why);
     if (rc == ZF_ECORRUPT)
         return ZF_ENOTFOUND;
     if (rc || zf_array_store(l->a)->remote) /* remote: no chunk is fetched to check it */
@@ -437,6 +456,8 @@ static int load_or_build(zf_layout *l)
         keep = keep && adopted == ZF_OK; /* an index is saved only with its chunks' versions */
         rc = rc ? rc : adopted == ZF_ENOMEM ? adopted : ZF_OK;
     }
+    for (int v = 0; v < 2 && keep; v++) /* a view left out: nothing to keep */
+        keep = l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX;
     if (keep && l->index_dir)
         save_persisted(l, &fp);
     return rc;
@@ -446,11 +467,14 @@ static int load_or_build(zf_layout *l)
 int zf_layout_ensure_sized(zf_layout *l)
 {
     pthread_mutex_lock(&l->mu);
-    while (l->state == SIZING)
-        pthread_cond_wait(&l->cv, &l->mu);
-    int rc = ZF_OK;
-    if (l->state == UNSIZED) {
-        l->state = SIZING;
+    int late = 0;
+    while (l->state == SIZING && !late) /* another reader's pass: until our deadline */
+        late = zf_deadline_wait(&l->cv, &l->mu) == ETIMEDOUT && l->state == SIZING;
+    int rc = late ? ZF_ETIMEDOUT : ZF_OK;
+    if (l->state == UNSIZED && zf_deadline_spent()) {
+        rc = ZF_ETIMEDOUT; /* a cancelled request starts no pass */
+    } else if (l->state == UNSIZED) { /* written atomically: zf_layout_sized reads it without the lock */
+        __atomic_store_n(&l->state, SIZING, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&l->mu);
         rc = load_or_build(l);
         pthread_mutex_lock(&l->mu);
@@ -460,7 +484,7 @@ int zf_layout_ensure_sized(zf_layout *l)
                 l->off[v] = NULL;
             }
         }
-        l->state = rc ? UNSIZED : SIZED;
+        __atomic_store_n(&l->state, rc ? UNSIZED : SIZED, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&l->cv);
     }
     pthread_mutex_unlock(&l->mu);
@@ -503,37 +527,81 @@ static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
     zf_sbuf_add(sb, "\n", 1);
 }
 
-/* build the .info text once (a failure is not kept: the next call tries again) */
-int zf_layout_ensure_info(zf_layout *l)
+/* build the .info text (again, when fresh: the last one said something was
+ * not known yet); lock held.  A failure is not kept: the next call tries
+ * again (the last text, if any, stays) */
+static int build_info(zf_layout *l, int fresh)
+{
+    if (l->info && !(fresh && !l->info_final))
+        return ZF_OK;
+    zf_sbuf sb = {0};
+    int final = 0;
+    int rc = zf_info_text(l->a, l->name, l->text, &sb, &final);
+    csv_labels_line(l, &sb);
+    char *text = rc || sb.failed ? NULL : sb.data ? sb.data : calloc(1, 1);
+    if (!text) {
+        free(sb.data);
+        return l->info ? ZF_OK : rc ? rc : ZF_ENOMEM; /* keep the last text */
+    }
+    free(l->info);
+    l->info = text;
+    l->info_len = sb.len;
+    l->info_final = final;
+    return ZF_OK;
+}
+
+int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_t *got)
 {
     pthread_mutex_lock(&l->mu);
-    int rc = ZF_OK;
-    if (!l->info) {
-        zf_sbuf sb = {0};
-        rc = zf_info_text(l->a, l->name, l->text, &sb);
-        csv_labels_line(l, &sb);
-        if (rc || sb.failed)
-            free(sb.data);
-        else {
-            l->info_len = sb.len;
-            l->info = sb.data ? sb.data : calloc(1, 1);
-        }
-        rc = rc ? rc : l->info ? ZF_OK : ZF_ENOMEM;
+    int rc = build_info(l, 0);
+    *got = 0;
+    if (rc == ZF_OK && off < l->info_len) {
+        *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
+        memcpy(buf, l->info + off, *got);
     }
     pthread_mutex_unlock(&l->mu);
     return rc;
 }
 
+int zf_layout_info_refresh(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    int rc = build_info(l, 1);
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+int zf_layout_info_final(zf_layout *l)
+{
+    pthread_mutex_lock(&l->mu);
+    int final = l->info && l->info_final;
+    pthread_mutex_unlock(&l->mu);
+    return final;
+}
+
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
 {
-    if (v == ZF_VIEW_INFO) {
-        int rc = zf_layout_ensure_info(l);
-        if (rc == ZF_OK)
-            *size = l->info_len;
+    if (v == ZF_VIEW_INFO) { /* what is known now: the text again if it was not final */
+        pthread_mutex_lock(&l->mu);
+        int rc = build_info(l, 1);
+        *size = l->info_len;
+        pthread_mutex_unlock(&l->mu);
         return rc;
     }
-    int rc = zf_layout_ensure_sized(l);
+    int rc = zf_layout_ensure_text(l, v);
     if (rc == ZF_OK)
         *size = l->off[v][l->nblocks];
     return rc;
+}
+
+int zf_layout_ensure_text(zf_layout *l, zf_view v)
+{
+    int rc = zf_layout_ensure_sized(l);
+    if (rc || l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX)
+        return rc;
+    if (!__atomic_exchange_n(&l->too_long[v], 1, __ATOMIC_RELAXED))
+        zf_log("%s/%s: %s.%s would be 2^62 bytes or more; left out",
+               zf_store_path(zf_array_store(l->a)), zf_array_path(l->a), l->name,
+               v == ZF_VIEW_TXT ? "txt" : "csv");
+    return ZF_ENOTFOUND;
 }

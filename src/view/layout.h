@@ -14,7 +14,10 @@
  * that touch it fail with ZF_ECORRUPT, all other bytes stay readable.
  *
  * Thread-safe: many readers may call zf_layout_read at once; the pass runs
- * once, concurrent callers wait for it. */
+ * once, concurrent callers wait for it (until their request's deadline or
+ * cancellation, base/deadline.h: ZF_ETIMEDOUT).  The pass runs under the
+ * deadline and cancellation of the request that started it; when that is
+ * cancelled the pass fails, keeps nothing, and the next caller runs it. */
 #ifndef ZF_LAYOUT_H
 #define ZF_LAYOUT_H
 
@@ -26,6 +29,11 @@
 #include "view/labels.h"
 
 #define ZF_LAYOUT_BLOCK 4096
+
+/* A text view of this many bytes or more (2^62: far within off_t) is left
+ * out: its size and reads fail with ZF_ENOTFOUND, after one log line naming
+ * it.  Lengths are summed saturating, so no view's size ever wraps. */
+#define ZF_LAYOUT_TEXT_MAX ((uint64_t)1 << 62)
 
 /* the files of an array: values, indices and values, a description (info.h) */
 typedef enum zf_view { ZF_VIEW_TXT, ZF_VIEW_CSV, ZF_VIEW_INFO } zf_view;
@@ -58,7 +66,20 @@ int zf_layout_sized(zf_layout *l);
  * fail reads that never asked for its bytes.) */
 int zf_layout_damaged(const zf_layout *l);
 
-/* Exact size in bytes of view v; runs the pass on first use. */
+/* The .info text again, at an open of NAME.info, if the last one said
+ * something was not known yet (a remote array's chunks before it was sized:
+ * view/info.h); its size may change then (open it with direct_io).  ZF_OK
+ * or ZF_ENOMEM. */
+int zf_layout_info_refresh(zf_layout *l);
+
+/* Does the .info text built last tell everything (nothing "not known yet")?
+ * 0 also before it was built. */
+int zf_layout_info_final(zf_layout *l);
+
+/* Exact size in bytes of view v; runs the pass on first use (not for .info,
+ * which never waits for the store: its size is that of the text of what is
+ * known now, built again while it is not final).  ZF_ENOTFOUND for a view
+ * of ZF_LAYOUT_TEXT_MAX bytes or more (left out). */
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size);
 
 /* Copy up to len bytes of view v starting at off into buf (caller-owned).

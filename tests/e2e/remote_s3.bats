@@ -136,6 +136,36 @@ s3_case() {
     ((n == 7)) || fail "$n arrays compared, expected 7"
 }
 
+@test "s3: while the chunk listings stall (through a proxy), ls and every array's .info answer at once: .info lists nothing; once sized, it counts" {
+    env_creds
+    net_proxy "$BATS_TEST_TMPDIR/proxy" "${VGW_URL#http://}" 300
+    zf_mount s3://zarr/stores/g3.zarr -o "endpoint=$PROXY_URL" -o timeout_ms=3000
+    net_proxy_set '{"fault": "stall", "match": "list-type=2"}'
+    env --default-signal=INT stat "$ZF_MNT/v3_zstd.txt" >/dev/null 2>&1 &
+    local pass=$! f t0 ms n=0
+    sleep 1
+    kill -0 "$pass" 2>/dev/null || fail "the stat of v3_zstd.txt returned: its listing did not stall"
+    t0=$(date +%s%N)
+    zf_t ls "$ZF_MNT" "$ZF_MNT/sub/deep" >/dev/null || fail "ls failed"
+    for f in "$ZF_MNT"/*.info "$ZF_MNT"/sub/deep/*.info; do
+        zf_t cat "$f" >"$BATS_TEST_TMPDIR/info" || fail "cat $f failed"
+        grep -qE '^chunks_present: unknown \([0-9]+ expected; counted once the array is sized\)$' \
+            "$BATS_TEST_TMPDIR/info" || fail "$f: $(cat "$BATS_TEST_TMPDIR/info")"
+        n=$((n + 1))
+    done
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    echo "# ls and $n .info files took $ms ms while the listings stalled" >&3
+    ((n == 8)) || fail "$n .info files, expected 8"
+    ((ms <= 3000)) || fail "ls and the .info files took $ms ms while the listings stalled"
+    kill -INT "$pass" 2>/dev/null || true
+    wait "$pass" || true
+    net_proxy_set '{}'
+    rm_mount_local g3.zarr
+    zf_t stat "$ZF_MNT/v3_plain.txt" >/dev/null || fail "stat once the stall is over: $(tail -n 3 "$ZF_LOG")"
+    grep -qx "$(grep '^chunks_present:' "$RM_LOCAL/v3_plain.info")" "$ZF_MNT/v3_plain.info" \
+        || fail "once sized: $(grep chunks_present "$RM_LOCAL/v3_plain.info" "$ZF_MNT/v3_plain.info")"
+}
+
 @test "s3: an array rewritten in the bucket while mounted (-o timeout=1): the re-check shows the new array" {
     env_creds
     cp -r "$RM_STORES/g3.zarr" "$RM_STORES/chg.zarr"

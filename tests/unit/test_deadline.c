@@ -1,8 +1,12 @@
 /* test_deadline.c - unit tests for the per-thread request deadline
  * (src/base/deadline.c): the arithmetic of deadline.h (after, bound,
  * remaining, spent, with and without a deadline, at the edges of the clock),
- * that a deadline belongs to its thread only, and that zf_deadline_wait ends
- * at the deadline (and not before) or when woken.  Run from tests/. */
+ * that a deadline belongs to its thread only, that zf_deadline_wait ends
+ * at the deadline (and not before) or when woken, and cancellation: a
+ * request cancelled by its ticket from another thread (its waits end within
+ * ZF_DEADLINE_POLL_MS, with or without a deadline), tickets of ended requests
+ * cancelling nothing, helpers adopting a request's cancellation, and
+ * zf_deadline_cancel_all reaching every thread.  Run from tests/. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -149,6 +153,140 @@ static void test_wait(void)
     pthread_mutex_destroy(&w.mu);
 }
 
+/* a thread waiting cancellably on a condition nobody signals */
+typedef struct sleeper {
+    waker w;
+    uint64_t abs_ms;         /* its deadline (ZF_DEADLINE_NONE: none) */
+    zf_deadline_ctx adopt;   /* when adopt.cancel: work under another request's */
+    uint64_t ticket;         /* out: its request's ticket (0 until it waits) */
+    int rc;                  /* out: what the wait ended with */
+    uint64_t took;           /* out: ms from the ticket to the end of the wait */
+} sleeper;
+
+static void *sleep_until_cancelled(void *arg)
+{
+    sleeper *s = arg;
+    uint64_t ticket = 0;
+    if (s->adopt.cancel)
+        zf_deadline_restore(s->adopt);
+    else
+        ticket = zf_deadline_begin(s->abs_ms);
+    pthread_mutex_lock(&s->w.mu);
+    uint64_t t0 = zf_deadline_now_ms();
+    __atomic_store_n(&s->ticket, ticket ? ticket : 1, __ATOMIC_RELEASE);
+    int rc = 0;
+    while (rc == 0 && zf_deadline_now_ms() - t0 < 10000)
+        rc = zf_deadline_wait(&s->w.cv, &s->w.mu); /* nobody signals: 0 every poll */
+    s->took = zf_deadline_now_ms() - t0;
+    s->rc = rc;
+    pthread_mutex_unlock(&s->w.mu);
+    zf_deadline_end();
+    return NULL;
+}
+
+static void sleeper_start(sleeper *s, pthread_t *t)
+{
+    pthread_mutex_init(&s->w.mu, NULL);
+    zf_deadline_cond_init(&s->w.cv);
+    CHECK(pthread_create(t, NULL, sleep_until_cancelled, s) == 0, "sleeper starts");
+    while (!__atomic_load_n(&s->ticket, __ATOMIC_ACQUIRE))
+        sleep_ms(1);
+}
+
+static void sleeper_join(sleeper *s, pthread_t t)
+{
+    pthread_join(t, NULL);
+    pthread_cond_destroy(&s->w.cv);
+    pthread_mutex_destroy(&s->w.mu);
+}
+
+/* begin / cancel / end on the calling thread: what a cancelled request sees */
+static void test_cancel_self(void)
+{
+    uint64_t a = zf_deadline_begin(ZF_DEADLINE_NONE);
+    CHECK(a != 0 && !zf_deadline_cancelled() && !zf_deadline_spent(), "a fresh request runs");
+    CHECK(zf_deadline_remaining_ms() == ZF_DEADLINE_NONE, "no deadline: no bound");
+    zf_deadline_cancel(a);
+    CHECK(zf_deadline_cancelled() && zf_deadline_spent(), "cancelled: spent");
+    CHECK(zf_deadline_remaining_ms() == 0 && zf_deadline_bound(ZF_DEADLINE_NONE) == 0 &&
+          zf_deadline_bound(12345) == 0, "cancelled: no time left, whatever the own bound");
+    CHECK(zf_deadline_flag_set(zf_deadline_flag()), "its flag is set");
+    zf_deadline_end();
+    CHECK(!zf_deadline_cancelled() && !zf_deadline_spent() && zf_deadline_flag() == NULL,
+          "ended: the thread serves nothing");
+    uint64_t b = zf_deadline_begin(zf_deadline_after(5000));
+    CHECK(b != a, "tickets are not reused (%llu, %llu)", (unsigned long long)a,
+          (unsigned long long)b);
+    zf_deadline_cancel(a); /* the old request's ticket */
+    CHECK(!zf_deadline_cancelled() && zf_deadline_remaining_ms() > 4000,
+          "an ended request's ticket cancels nothing");
+    CHECK(!zf_deadline_flag_set(NULL), "no flag, no stop: not set");
+    zf_deadline_end();
+}
+
+/* another thread cancels a request whose thread waits: the wait ends within
+ * the poll period, with a deadline far off and with none */
+static void test_cancel_wait(void)
+{
+    for (int with_deadline = 0; with_deadline < 2; with_deadline++) {
+        sleeper s = {.abs_ms = with_deadline ? zf_deadline_after(60000) : ZF_DEADLINE_NONE};
+        pthread_t t;
+        sleeper_start(&s, &t);
+        sleep_ms(150); /* it waits (and wakes every poll period without ending) */
+        uint64_t t0 = zf_deadline_now_ms();
+        zf_deadline_cancel(s.ticket);
+        sleeper_join(&s, t);
+        uint64_t late = zf_deadline_now_ms() - t0;
+        CHECK(s.rc == ETIMEDOUT, "a cancelled wait ends as spent (%d)", s.rc);
+        CHECK(s.took >= 150 && late < ZF_DEADLINE_POLL_MS + 400,
+              "ended %llu ms after the cancel (waited %llu ms; %s deadline)",
+              (unsigned long long)late, (unsigned long long)s.took, with_deadline ? "a" : "no");
+    }
+}
+
+/* a helper under zf_deadline_restore ends with the request it works for */
+static void test_cancel_helper(void)
+{
+    uint64_t ticket = zf_deadline_begin(ZF_DEADLINE_NONE);
+    sleeper s = {.adopt = zf_deadline_save()};
+    CHECK(s.adopt.cancel != NULL && s.adopt.abs_ms == ZF_DEADLINE_NONE, "the request's context");
+    pthread_t t;
+    sleeper_start(&s, &t);
+    sleep_ms(50);
+    zf_deadline_cancel(ticket);
+    sleeper_join(&s, t);
+    CHECK(s.rc == ETIMEDOUT && s.took < 1000, "the helper's wait ended with the request (%d, %llu ms)",
+          s.rc, (unsigned long long)s.took);
+    zf_deadline_end();
+}
+
+/* cancel_all (last: it is for good) ends every thread's waits, those that
+ * serve no request too */
+static void test_cancel_all(void)
+{
+    CHECK(!zf_deadline_stopping(), "not stopping yet");
+    sleeper s = {.abs_ms = ZF_DEADLINE_NONE};
+    pthread_t t;
+    sleeper_start(&s, &t);
+    sleep_ms(50);
+    zf_deadline_cancel_all();
+    sleeper_join(&s, t);
+    CHECK(s.rc == ETIMEDOUT && s.took < 1000, "a waiting thread ended (%d, %llu ms)", s.rc,
+          (unsigned long long)s.took);
+    zf_deadline_clear();
+    CHECK(zf_deadline_stopping() && zf_deadline_cancelled() && zf_deadline_spent(),
+          "a thread without a request is stopped too");
+    CHECK(zf_deadline_flag_set(NULL), "every flag reads as set");
+    waker w;
+    pthread_mutex_init(&w.mu, NULL);
+    zf_deadline_cond_init(&w.cv);
+    pthread_mutex_lock(&w.mu);
+    CHECK(zf_deadline_wait(&w.cv, &w.mu) == ETIMEDOUT, "no wait starts");
+    pthread_mutex_unlock(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+}
+
 int main(void)
 {
     test_none();
@@ -156,5 +294,9 @@ int main(void)
     test_passes();
     test_thread_local();
     test_wait();
+    test_cancel_self();
+    test_cancel_wait();
+    test_cancel_helper();
+    test_cancel_all();
     return check_summary("test_deadline");
 }

@@ -2,7 +2,8 @@
  * loopback: ranges, whole objects, HEAD, 404, retries that succeed after
  * 503s, 429 with Retry-After, cut and reset connections, stalls and budgets
  * (bounded in time), bodies larger or shorter than allowed, a server that
- * ignores Range, redirects, refused connections, many threads at once, and
+ * ignores Range, redirects (only to the same origin, or http to https), refused
+ * connections, many threads at once, and
  * the calling thread's request deadline (base/deadline.h) over several
  * calls, in flight and in the queue. */
 #include <arpa/inet.h>
@@ -141,6 +142,37 @@ static void test_ranges(zf_net *net)
                      .err = err, .errcap = 200};
     CHECK(zf_net_run(net, &r, 1) == ZF_EIO && r.status == 302 && !strcmp(err, "HTTP 302"),
           "signed redirect: %s", err);
+}
+
+/* redirects go only to the same scheme, host and port, or from http to
+ * https on the same host (issue 24); each hop is checked */
+static void test_redirect_rule(zf_net *net)
+{
+    uint8_t buf[100];
+    char err[300], path[256];
+    zf_net_req r;
+    /* the same origin, spelled in full: followed */
+    CHECK(get_range(net, "/goto/http/127.0.0.1/self/data/2000", 10, 50, buf, &r, err) == ZF_OK &&
+              same(buf, 2000, 10, 50), "same origin: %s", err);
+    /* another host name for the same server, another port: refused, once, naming where */
+    CHECK(get_range(net, "/goto/http/localhost/self/data/2000", 10, 50, buf, &r, err) == ZF_EIO &&
+              r.attempts == 1 && strstr(err, "redirect to http://localhost:") && strstr(err, "refused"),
+          "another host: %s", err);
+    snprintf(path, sizeof path, "/goto/http/127.0.0.1/%u/data/2000", srv.port == 65535 ? 1 : srv.port + 1);
+    CHECK(get_range(net, path, 10, 50, buf, &r, err) == ZF_EIO && strstr(err, "refused") &&
+              !strstr(err, "connect"), "another port: %s", err);
+    /* the second hop of two is checked too */
+    CHECK(get_range(net, "/goto/http/127.0.0.1/self/goto/http/localhost/self/data/2000", 10, 50, buf,
+                    &r, err) == ZF_EIO && strstr(err, "redirect to http://localhost:"),
+          "second hop: %s", err);
+    /* user information: refused, and never shown */
+    CHECK(get_range(net, "/goto/http/user:s3cret@127.0.0.1/self/data/2000", 10, 50, buf, &r, err) ==
+              ZF_EIO && strstr(err, "with user information") && !strstr(err, "s3cret"),
+          "user information: %s", err);
+    /* http to https on the same host is followed (this server speaks no TLS:
+     * the attempt fails at the handshake, not at the rule) */
+    CHECK(get_range(net, "/goto/https/127.0.0.1/self/data/2000", 10, 50, buf, &r, err) == ZF_EIO &&
+              !strstr(err, "redirect"), "http to https: %s", err);
 }
 
 static void test_retries(zf_net *net)
@@ -297,6 +329,59 @@ static void test_request_deadline(void)
     zf_net_close(net);
 }
 
+/* a request cancelled (base/deadline.h) from another thread: its attempt in
+ * flight and the one queued behind it on the only connection end within the
+ * poll period, far before the budget; the other thread's request without a
+ * cancellation is untouched; the next request of the thread runs again */
+typedef struct canceller {
+    zf_net *net;
+    uint64_t ticket;
+} canceller;
+
+static void *cancel_later(void *arg)
+{
+    canceller *c = arg;
+    wait_attempt(c->net, 0); /* its first attempt is in flight */
+    nanosleep(&(struct timespec){0, 300000000}, NULL);
+    zf_deadline_cancel(c->ticket);
+    return NULL;
+}
+
+static void test_cancel(void)
+{
+    zf_net *net;
+    char err[200], err2[200], u[256];
+    zf_net_opts o = {.connections = 1, .retries = 4, .timeout_ms = 5000, .budget_ms = 20000};
+    CHECK(zf_net_open(&o, &net, err, sizeof err) == ZF_OK, "open: %s", err);
+    uint8_t buf[200];
+    url(u, sizeof u, "/stall/100");
+    zf_net_req r[2] = {
+        {.url = u, .len = 100, .buf = buf, .cap = 100, .err = err, .errcap = sizeof err},
+        {.url = u, .len = 100, .buf = buf + 100, .cap = 100, .err = err2, .errcap = sizeof err2}};
+    canceller c = {.net = net, .ticket = zf_deadline_begin(ZF_DEADLINE_NONE)};
+    pthread_t t;
+    int started = pthread_create(&t, NULL, cancel_later, &c) == 0;
+    double t0 = now_s();
+    CHECK(zf_net_run(net, r, 2) == ZF_EIO, "cancelled: EIO");
+    double dt = now_s() - t0;
+    if (started)
+        pthread_join(t, NULL);
+    CHECK(started && dt >= 0.25 && dt < 1.5, "ended at the cancel, not at the budget: %.2f s", dt);
+    CHECK(r[0].attempts == 1 && strstr(err, "cancelled"), "in flight: cut (%s, %u attempts)", err,
+          r[0].attempts);
+    CHECK(r[1].attempts == 0 && strstr(err2, "cancelled") && strstr(err2, "before an attempt"),
+          "queued: never started (%s)", err2);
+    zf_deadline_end();
+    char ok_url[256];
+    url(ok_url, sizeof ok_url, "/data/100");
+    r[0] = (zf_net_req){.url = ok_url, .len = 100, .buf = buf, .cap = 100, .err = err,
+                        .errcap = sizeof err};
+    zf_deadline_begin(ZF_DEADLINE_NONE);
+    CHECK(zf_net_run(net, r, 1) == ZF_OK && same(buf, 100, 0, 100), "a new request runs: %s", err);
+    zf_deadline_end();
+    zf_net_close(net);
+}
+
 /* many threads at once through few connections */
 typedef struct worker {
     zf_net *net;
@@ -374,10 +459,12 @@ int main(void)
     CHECK(zf_net_open(&o, &net, err, sizeof err) == ZF_OK, "open: %s", err);
     test_basics(net);
     test_ranges(net);
+    test_redirect_rule(net);
     test_retries(net);
     zf_net_close(net);
     test_budget();
     test_request_deadline();
+    test_cancel();
     test_threads();
     zf_net_opts bad = {.cafile = "/nonexistent/ca.pem"};
     CHECK(zf_net_open(&bad, &net, err, sizeof err) == ZF_EINVAL && strstr(err, "cafile"), "cafile: %s", err);

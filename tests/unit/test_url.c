@@ -133,7 +133,11 @@ static void test_redact(void)
         {"https://a@b:c@h:80/x?y", "https://***@h:80/x?***"},
         {"s3://KEY:SECRET@bucket/p", "s3://***@bucket/p"},
         {"https://h/x?X-Amz-Signature=abc#f", "https://h/x?***"},
-        {"http://h/a@b", "http://h/a@b"},
+        {"http://h/a@b", "http://***@b"}, /* a path with '@' may be user information */
+        {"https://user:pa/ss@h/x", "https://***@h/x"},
+        {"https://user:pa?ss@h/x", "https://***@h/x"},
+        {"https://user:pa#ss@h/x?q", "https://***@h/x?***"},
+        {"http://u:p@h/x?a=b@c", "http://***@c"},
         {"/local/p@th?x", "/local/p@th?x"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
