@@ -477,8 +477,8 @@ static int run_with(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c,
         return rc;
     zf_cache *cache = zf_cache_new(st->cache_bytes);
     if (!cache || (rc = zf_tree_build(store, cache, &st->lo, &tree))) {
-        /* invalid root metadata was already reported on its own line */
-        int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED ? 1
+        /* invalid or unreadable root metadata was already reported on its own line */
+        int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED || rc == ZF_EIO ? 1
                 : fail(rc == ZF_ENOTFOUND ? "not a Zarr store (no zarr.json, .zgroup or .zarray)"
                                           : "cannot read store", c->store);
         zf_store_close(store);

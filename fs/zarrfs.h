@@ -45,7 +45,7 @@ typedef struct zf_fs {
     double timeout;          /* entry/attr timeout, and how often the store is re-checked */
     uid_t uid;
     gid_t gid;
-    struct timespec mtime;   /* shown as every node's times */
+    struct timespec mtime;   /* the times of a node whose own are unknown (tree.h) */
     struct fuse_session *se;
     pthread_mutex_t mu;
     pthread_cond_t wake;     /* wakes the notifier thread to stop (CLOCK_MONOTONIC) */
@@ -96,9 +96,10 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree);
  * (threads do not survive its fork).  0 or a negative errno. */
 int zf_gen_start_notifier(zf_fs *fs);
 
-/* A request met a directory the store could not tell all of: have the
- * notifier re-check soon (as soon as its pacing allows) rather than after a
- * whole timeout, so that a later request finds what the store says then. */
+/* A request met a directory the store could not tell all of, or a read
+ * found a chunk changed since its file was sized: have the notifier
+ * re-check soon (as soon as its pacing allows) rather than after a whole
+ * timeout, so that a later request finds what the store says then. */
 void zf_gen_recheck_soon(zf_fs *fs);
 
 /* Stop the notifier thread (before the session is unmounted); waits for a

@@ -44,6 +44,7 @@ typedef struct zf_net_xfer {
     int range_done;            /* a 200's body passed the range: stopped early, on purpose */
     char etag[128];
     int64_t last_modified_ns;
+    char coding[32];           /* Content-Encoding other than identity ("" none) */
 } zf_net_xfer;
 
 /* What an attempt's end means. */

@@ -45,6 +45,7 @@ void zf_net_resp_reset(zf_net_xfer *x)
     x->range_done = 0;
     x->etag[0] = '\0';
     x->last_modified_ns = 0;
+    x->coding[0] = '\0';
     x->req->n = 0;
 }
 
@@ -118,6 +119,8 @@ static void on_field(zf_net_xfer *x, const char *name, const char *v)
                                                                              : (int64_t)t * 1000000000;
     } else if (!strcasecmp(name, "retry-after")) {
         parse_retry_after(x, v);
+    } else if (!strcasecmp(name, "content-encoding") && *v && strcasecmp(v, "identity")) {
+        snprintf(x->coding, sizeof x->coding, "%s", v);
     }
 }
 
@@ -135,6 +138,11 @@ static int check_head(zf_net_xfer *x)
         return 1;
     if (r->len) {
         uint64_t last = r->off + r->len - 1;
+        if (*x->coding) {
+            set_err(x, "the object is stored with Content-Encoding: %s; a byte range of it cannot "
+                       "be read (only whole objects are decoded)", x->coding);
+            return 0;
+        }
         if (x->status == 206 && !x->cr_known) {
             set_err(x, "a partial answer (206) without a Content-Range");
             return 0;
@@ -389,7 +397,7 @@ static void fill_size(zf_net_xfer *x)
         r->size = x->cr_total;
         r->size_known = 1;
     } else if (is_2xx(x->status) && !r->head && !r->len && !x->abort_rc) {
-        r->size = r->n;
+        r->size = *x->coding && x->clen_known ? x->clen : r->n; /* as stored (HEAD, listings) */
         r->size_known = 1;
     } else if (x->status == 200 && x->clen_known) {
         r->size = x->clen;
@@ -414,6 +422,10 @@ static zf_net_verdict judge_status(zf_net_xfer *x, char *why, size_t whycap)
     if (st == 404 || st == 410) {
         set_err(x, "HTTP %ld", st);
         r->rc = ZF_ENOTFOUND;
+    } else if (st == 416 && !r->len) {
+        set_err(x, "HTTP 416 (range not satisfiable) to a request for the whole object, which "
+                   "asked for no range");
+        r->rc = ZF_EIO;
     } else if (st == 416) {
         if (x->cr_total_known)
             set_err(x, "the object is %" PRIu64 " bytes, shorter than the range asked (%" PRIu64

@@ -345,7 +345,7 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
         zf_meta_clear(&m);
         return zf_tree_remember_other(w->t, w->path);
     }
-    rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin);
+    rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin, w->origin_time);
     w->shown += rc == ZF_OK;
     zf_meta_clear(&m);
     return rc;
@@ -361,6 +361,7 @@ static int walk(zf_walker *w, size_t dir, const char *name, int depth)
     size_t id = dir;
     if (depth > 0 && !(id = zf_tree_add_node(w->t, dir, name, 1)))
         return ZF_ENOMEM;
+    w->t->nodes[id - 1].mtime = w->origin_time; /* the group's documents' */
     return walk_group(w, id, depth);
 }
 
@@ -440,8 +441,11 @@ int zf_tree_walk(zf_tree *t)
         t->cons_stamp = *zf_cons_stamp(w->cons);
     }
     zf_stamp root = {0}; /* a remote store's root has no identity: not asked for */
-    if (rc == ZF_OK && (w->store->remote || (rc = zf_store_stamp(w->store, "", &root)) == ZF_OK) &&
-        (rc = first_visit(w, root.dev, root.ino)) == 1)
+    char why[200] = "";
+    if (rc == ZF_OK && !w->store->remote &&
+        (rc = zf_store_stamp_why(w->store, "", &root, why, sizeof why)) == ZF_EIO)
+        zf_log_error("%s: cannot read the store: %s", zf_store_path(w->store), why);
+    if (rc == ZF_OK && (rc = first_visit(w, root.dev, root.ino)) == 1)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)
         rc = walk_later(w);

@@ -50,7 +50,8 @@ int zf_idxcache_default_dir(char *buf, size_t cap);
 int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off0, uint64_t *off1,
                      size_t max_extra, void **extra, size_t *extra_len, char *why, size_t cap);
 
-/* Remove the index saved under fp (a damaged one); best effort. */
+/* Remove the index saved under fp (a damaged one, or one that no longer
+ * matches the store); best effort. */
 void zf_idxcache_drop(const char *dir, const zf_fp *fp);
 
 /* Save an index of n entries per view under fp (creating dir); best effort.

@@ -106,6 +106,11 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     return l;
 }
 
+zf_array *zf_layout_array(const zf_layout *l)
+{
+    return l->a;
+}
+
 void zf_layout_free(zf_layout *l)
 {
     if (!l)
@@ -230,6 +235,11 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     zf_fp_init(fp);
     zf_fp_add(fp, ZF_VERSION, sizeof ZF_VERSION);
     int rc = zf_array_snapshot(l->a, fp);
+    if (zf_array_unlisted(l->a)) { /* keyed by its metadata's ETags, which may be digests of
+                                    * their content (S3, GCS): the same in another store */
+        const char *store = zf_store_path(zf_array_store(l->a));
+        zf_fp_add(fp, store, strlen(store) + 1);
+    }
     zf_fp_add(fp, &l->format, sizeof l->format);
     zf_fp_add(fp, l->text->nat, l->text->nat_len);
     zf_fp_add(fp, l->header, l->header_len);
@@ -259,16 +269,19 @@ static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
         if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
             return ZF_ENOMEM;
     int unlisted = zf_array_unlisted(l->a);
-    size_t modes = l->lab ? (size_t)l->nblocks : 0; /* the extra bytes: modes, then versions */
+    /* the extra bytes: modes, then (unlisted) the chunks' time and versions */
+    size_t modes = l->lab ? (size_t)l->nblocks : 0, time = unlisted ? sizeof(int64_t) : 0;
     void *extra = NULL;
     size_t extra_len = 0;
     uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
-    size_t most = modes + (!unlisted ? 0 : n < (SIZE_MAX - modes) / 24 ? (size_t)n * 24 : SIZE_MAX - modes);
+    size_t head = modes + time, most = head + (!unlisted ? 0 : n < (SIZE_MAX - head) / 24
+                                                                 ? (size_t)n * 24 : SIZE_MAX - head);
     char why[300] = "";
     int rc = zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
                               unlisted || modes ? &extra : NULL, &extra_len, why, sizeof why);
-    if (rc == ZF_OK && extra_len < modes) {
-        snprintf(why, sizeof why, "%zu extra bytes, fewer than its %zu blocks", extra_len, modes);
+    if (rc == ZF_OK && extra_len < head) {
+        snprintf(why, sizeof why, "%zu extra bytes, fewer than its %zu blocks%s", extra_len, modes,
+                 time ? " and the chunks' time" : "");
         rc = ZF_ECORRUPT;
     }
     if (rc == ZF_OK && modes && (l->bmode = malloc(modes)))
@@ -277,9 +290,18 @@ static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
         rc = ZF_ENOMEM;
     if (rc == ZF_OK)
         rc = zf_layout_index_check(l, why, sizeof why);
+    int64_t t = 0; /* the chunks' newest time (ns since the epoch) */
+    if (rc == ZF_OK && unlisted)
+        memcpy(&t, (uint8_t *)extra + modes, sizeof t);
+    if (t < 0) {
+        snprintf(why, sizeof why, "a chunks' time before 1970");
+        rc = ZF_ECORRUPT;
+    }
     if (rc == ZF_OK && unlisted &&
-        (rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes)) == ZF_ECORRUPT)
+        (rc = zf_array_snap_load(l->a, (uint8_t *)extra + head, extra_len - head)) == ZF_ECORRUPT)
         snprintf(why, sizeof why, "chunk versions that are not the array's");
+    if (rc == ZF_OK && unlisted)
+        zf_array_set_chunks_time(l->a, t);
     free(extra);
     if (rc == ZF_OK && cftime)
         rc = to_cftime(l);
@@ -297,20 +319,36 @@ static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
 }
 
 /* save the index under fp, with the value formats of a labelled .csv's
- * blocks and the chunk versions of an unlisted store */
+ * blocks and, for an unlisted store, the chunks' newest time and versions */
 static void save_persisted(zf_layout *l, const zf_fp *fp)
 {
     size_t len = 0, modes = l->lab ? (size_t)l->nblocks : 0;
-    const void *snap = zf_array_unlisted(l->a) ? zf_array_snap_data(l->a, &len) : NULL;
-    uint8_t *extra = modes + len ? malloc(modes + len) : NULL;
-    if (modes + len && !extra)
+    int unlisted = zf_array_unlisted(l->a);
+    const void *snap = unlisted ? zf_array_snap_data(l->a, &len) : NULL;
+    int64_t t = zf_array_chunks_time(l->a);
+    size_t time = unlisted ? sizeof t : 0, all = modes + time + len;
+    uint8_t *extra = all ? malloc(all) : NULL;
+    if (all && !extra)
         return;
     if (modes)
         memcpy(extra, l->bmode, modes);
+    if (time)
+        memcpy(extra + modes, &t, time);
     if (len)
-        memcpy(extra + modes, snap, len);
-    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, modes + len);
+        memcpy(extra + modes + time, snap, len);
+    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, all);
     free(extra);
+}
+
+void zf_layout_drop_index(zf_layout *l)
+{
+    if (!l->index_dir || !zf_array_unlisted(l->a) || !zf_layout_sized(l) ||
+        __atomic_exchange_n(&l->index_dropped, 1, __ATOMIC_ACQ_REL))
+        return;
+    zf_idxcache_drop(l->index_dir, &l->fp);
+    zf_log_msg(ZF_LOG_INFO, "%s/%s: its persisted offset index was computed from other chunks; "
+               "discarded, the next open of its files sizes it afresh",
+               zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
 }
 
 /* labelled .csv: the rows pandas formats at once, and offset blocks that
@@ -425,7 +463,7 @@ static zf_fp decoded_fp(const zf_fp *base, zf_values values)
  * objects: the values, and so the text, change) */
 static int load_or_build(zf_layout *l)
 {
-    zf_fp base, fp;
+    zf_fp base;
     int rc = setup_labels(l);
     if (rc == ZF_OK)
         rc = follow_values(l); /* loading its labels may have decoded the array itself */
@@ -433,13 +471,13 @@ static int load_or_build(zf_layout *l)
         rc = layout_fingerprint(l, &base);
     if (rc)
         return rc;
-    fp = decoded_fp(&base, zf_array_ticks(l->a).values);
-    if (l->index_dir && (rc = load_persisted(l, &fp, 0)) != ZF_ENOTFOUND)
+    l->fp = decoded_fp(&base, zf_array_ticks(l->a).values);
+    if (l->index_dir && (rc = load_persisted(l, &l->fp, 0)) != ZF_ENOTFOUND)
         return rc;
     if (l->index_dir && zf_array_may_cftime(l->a)) { /* an index of its cftime objects */
         forget_sizes(l);
-        fp = decoded_fp(&base, ZF_VALUES_CFTIME);
-        if ((rc = load_persisted(l, &fp, 1)) != ZF_ENOTFOUND)
+        l->fp = decoded_fp(&base, ZF_VALUES_CFTIME);
+        if ((rc = load_persisted(l, &l->fp, 1)) != ZF_ENOTFOUND)
             return rc;
     }
     forget_sizes(l);
@@ -449,7 +487,7 @@ static int load_or_build(zf_layout *l)
         if ((rc = to_cftime(l)) == ZF_OK)
             rc = zf_layout_run_pass(l);
     }
-    fp = decoded_fp(&base, zf_array_ticks(l->a).values);
+    l->fp = decoded_fp(&base, zf_array_ticks(l->a).values);
     int keep = rc == ZF_OK && !l->bad;
     if (zf_array_unlisted(l->a)) { /* every chunk was read once: their versions are the snapshot */
         int adopted = zf_array_end_learning(l->a, keep);
@@ -459,7 +497,7 @@ static int load_or_build(zf_layout *l)
     for (int v = 0; v < 2 && keep; v++) /* a view left out: nothing to keep */
         keep = l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX;
     if (keep && l->index_dir)
-        save_persisted(l, &fp);
+        save_persisted(l, &l->fp);
     return rc;
 }
 
@@ -527,12 +565,15 @@ static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
     zf_sbuf_add(sb, "\n", 1);
 }
 
-/* build the .info text (again, when fresh: the last one said something was
- * not known yet); lock held.  A failure is not kept: the next call tries
- * again (the last text, if any, stays) */
-static int build_info(zf_layout *l, int fresh)
+enum { INFO_ONCE, INFO_UNKNOWN, INFO_NOW }; /* build_info: when to build the text again */
+
+/* build the .info text when there is none, or again: INFO_UNKNOWN when
+ * the last one said something was not known yet, INFO_NOW whatever it said
+ * (an open); lock held.  A failure is not kept: the next call tries again
+ * (the last text, if any, stays) */
+static int build_info(zf_layout *l, int again)
 {
-    if (l->info && !(fresh && !l->info_final))
+    if (l->info && (again == INFO_ONCE || (again == INFO_UNKNOWN && l->info_final)))
         return ZF_OK;
     zf_sbuf sb = {0};
     int final = 0;
@@ -553,7 +594,7 @@ static int build_info(zf_layout *l, int fresh)
 int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_t *got)
 {
     pthread_mutex_lock(&l->mu);
-    int rc = build_info(l, 0);
+    int rc = build_info(l, INFO_ONCE);
     *got = 0;
     if (rc == ZF_OK && off < l->info_len) {
         *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
@@ -563,27 +604,26 @@ int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_
     return rc;
 }
 
-int zf_layout_info_refresh(zf_layout *l)
+int zf_layout_info_now(zf_layout *l, char **text, size_t *len)
 {
     pthread_mutex_lock(&l->mu);
-    int rc = build_info(l, 1);
+    int rc = build_info(l, INFO_NOW);
+    if (rc == ZF_OK && !(*text = malloc(l->info_len + 1)))
+        rc = ZF_ENOMEM;
+    if (rc == ZF_OK) {
+        memcpy(*text, l->info, l->info_len);
+        (*text)[l->info_len] = '\0';
+        *len = l->info_len;
+    }
     pthread_mutex_unlock(&l->mu);
     return rc;
-}
-
-int zf_layout_info_final(zf_layout *l)
-{
-    pthread_mutex_lock(&l->mu);
-    int final = l->info && l->info_final;
-    pthread_mutex_unlock(&l->mu);
-    return final;
 }
 
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
 {
     if (v == ZF_VIEW_INFO) { /* what is known now: the text again if it was not final */
         pthread_mutex_lock(&l->mu);
-        int rc = build_info(l, 1);
+        int rc = build_info(l, INFO_UNKNOWN);
         *size = l->info_len;
         pthread_mutex_unlock(&l->mu);
         return rc;

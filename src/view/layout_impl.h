@@ -35,8 +35,10 @@ struct zf_layout {
     uint8_t *bad;                 /* bitmap of chunks that failed to decode */
     char *name;
     char *index_dir;              /* NULL: indexes are not persisted */
+    zf_fp fp;                     /* what the offset index is keyed on (once sized) */
+    int index_dropped;            /* its persisted copy was discarded (atomic) */
     zf_format format;
-    char *info;                   /* the .info text, built on first use (under mu) */
+    char *info;                   /* the .info text, built on first use (the latest, under mu) */
     int info_final;               /* info tells nothing "not known yet" (info.h) */
     /* labelled .csv (labels.h), set up with the first size; lab NULL: index columns */
     zf_labsrc *srcs;              /* where the label columns come from (owned array) */
@@ -106,6 +108,12 @@ int zf_layout_ensure_text(zf_layout *l, zf_view v);
 /* Length of the labelled .csv line of the element at coordinates c holding
  * x, its value column in mode (layout_read.c). */
 uint64_t zf_layout_lab_len(const zf_layout *l, const uint64_t *c, int64_t x, zf_pdmode mode);
+
+/* A read found a chunk rewritten since the array was sized (ZF_ESTALE): a
+ * store that cannot be listed keys its persisted index by its metadata
+ * alone, so that copy is discarded (once, logged) and the next sizing (a new
+ * generation's, chunk/array.h: zf_array_changed) builds and saves it again. */
+void zf_layout_drop_index(zf_layout *l);
 
 /* Copy up to len bytes of the .info text from off into buf (*got of them),
  * building it on first use; ZF_OK or ZF_ENOMEM. */

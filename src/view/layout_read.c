@@ -478,8 +478,10 @@ static int emit_from(reader *r, uint64_t g)
         }
         zf_chunk *ch;
         int rc = zf_array_get_chunk(l->a, ci, &ch);
+        if (rc == ZF_ESTALE) /* this open keeps its version: EIO; the next one sizes afresh */
+            zf_layout_drop_index(l);
         if (rc)
-            return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+            return rc == ZF_ENOMEM || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
         if (r->sequential)
             prefetch_ahead(l, ci);
         const int64_t *vals = ch->values ? ch->values + lo : NULL;

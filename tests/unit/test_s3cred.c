@@ -218,6 +218,19 @@ static void test_no_files(void)
     o.endpoint = NULL;
     o.region = "us-east-1/../x";
     CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL, "a region with '/' refused");
+    setenv("AWS_CONFIG_FILE", "/dev/null", 1); /* empty, as the AWS CLI reads it */
+    setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null", 1);
+    o = (zf_s3cred_opts){0};
+    CHECK(load(&o, &c, err, sizeof err) == ZF_ENOTFOUND && strstr(err, "anonymous"),
+          "/dev/null as both files: no credentials, no error about them: %s", err);
+    setenv("AWS_ACCESS_KEY_ID", "KEY", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "envSECRET", 1);
+    CHECK(load(&o, &c, err, sizeof err) == ZF_OK, "/dev/null as both files, keys in the "
+          "environment: %s", err);
+    zf_s3cred_free(c);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    setenv("AWS_CONFIG_FILE", none, 1);
     setenv("AWS_SHARED_CREDENTIALS_FILE", dir, 1); /* a directory */
     o = (zf_s3cred_opts){0};
     CHECK(load(&o, &c, err, sizeof err) == ZF_ECORRUPT, "a directory as credentials file: %s", err);
