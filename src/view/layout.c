@@ -47,13 +47,13 @@ static int build_header(zf_layout *l, const char *name)
 }
 
 /* the formatters of the array's values as decoded now (.txt, and .csv with
- * NaT CSV-quoted), writing NaT as nat */
-static int setup_text(zf_layout *l, const char *nat)
+ * NaT CSV-quoted) */
+static int setup_text(zf_layout *l)
 {
     char qnat[2 * ZF_NAT_MAX + 3];
-    zf_csv_quote(nat, qnat, sizeof qnat);
+    zf_csv_quote(l->nat, qnat, sizeof qnat);
     zf_ticks t = zf_array_ticks(l->a);
-    if (zf_text_init(&l->dur, t.values, l->format, t.unit, t.scale, t.cal, nat) ||
+    if (zf_text_init(&l->dur, t.values, l->format, t.unit, t.scale, t.cal, l->nat) ||
         zf_text_init(&l->csvdur, t.values, l->format, t.unit, t.scale, t.cal, qnat))
         return ZF_EINVAL;
     l->values = t.values;
@@ -79,8 +79,11 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     char qnat[2 * ZF_NAT_MAX + 3];
     zf_csv_quote(opts->nat, qnat, sizeof qnat);
     l->format = opts->format;
-    if (setup_text(l, opts->nat) || build_header(l, name) || !(l->name = strdup(name)) ||
-        (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
+    size_t nat_len = strlen(opts->nat);
+    if (nat_len <= ZF_NAT_MAX)
+        memcpy(l->nat, opts->nat, nat_len + 1);
+    if (nat_len > ZF_NAT_MAX || setup_text(l) || build_header(l, name) ||
+        !(l->name = strdup(name)) || (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
         free(l->header);
         free(l->name);
         free(l);
@@ -434,12 +437,9 @@ static int follow_values(zf_layout *l)
     zf_ticks t = zf_array_ticks(l->a);
     if (t.values == l->values)
         return ZF_OK;
-    char nat[ZF_NAT_MAX + 1];
-    memcpy(nat, l->text->nat, l->text->nat_len);
-    nat[l->text->nat_len] = '\0';
     if (t.values == ZF_VALUES_CFTIME)
         l->pdvals = 0;
-    return setup_text(l, nat);
+    return setup_text(l);
 }
 
 /* the values are cftime objects from now on */
@@ -577,7 +577,7 @@ static int build_info(zf_layout *l, int again)
         return ZF_OK;
     zf_sbuf sb = {0};
     int final = 0;
-    int rc = zf_info_text(l->a, l->name, l->text, &sb, &final);
+    int rc = zf_info_text(l->a, l->name, l->format, l->nat, &sb, &final);
     csv_labels_line(l, &sb);
     char *text = rc || sb.failed ? NULL : sb.data ? sb.data : calloc(1, 1);
     if (!text) {

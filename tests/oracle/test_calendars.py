@@ -273,6 +273,20 @@ def test_info_names_the_calendar(stores, zf_mounter_module):
     assert "unit: us\n" in info and "raw and seconds count from the epoch" in info
 
 
+def test_info_follows_the_switch(stores, zf_mounter_module):
+    """a standard-calendar array becomes cftime objects when sized: its
+    .info (built again at each open) then gives the ticks and the fill value
+    as cftime objects"""
+    store, _ = stores[("hand", 3)]
+    m = zf_mounter_module(store)
+    fill = b"fill_value: 0 (2262-04-11 23:47:16)\n"
+    before = m.read("edge_out.info")
+    assert b"unit: ns\n" in before and fill in before, before
+    m.read("edge_out.txt")
+    after = m.read("edge_out.info")
+    assert b"unit: us\n" in after and fill in after, after
+
+
 def test_left_out(tmp_path, zf_mount):
     """what cftime cannot decode either: an unknown calendar, a unit it does
     not know, a reference date not in the calendar or in the 1582 gap"""
