@@ -83,7 +83,8 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     if (nat_len <= ZF_NAT_MAX)
         memcpy(l->nat, opts->nat, nat_len + 1);
     if (nat_len > ZF_NAT_MAX || setup_text(l) || build_header(l, name) ||
-        !(l->name = strdup(name)) || (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
+        !(l->name = strdup(name)) ||
+        (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
         free(l->header);
         free(l->name);
         free(l);
