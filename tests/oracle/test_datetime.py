@@ -366,9 +366,13 @@ def test_cf_attrs_used(cf):
     store, names, m = cf[3][0]
     for name in names:
         attrs = json.loads((store / name / "zarr.json").read_text())["attributes"]
+        if name in XR_FAILS:  # sized, it becomes cftime objects (whose read fails, as xarray's)
+            with pytest.raises(OSError):
+                m.read(name + ".txt")
         info = dict(line.split(": ", 1) for line in m.read(name + ".info").decode().splitlines())
         assert info["encoding"] == "CF time units attribute (UNIT since DATE)", name
-        assert info["unit"] == "ns" and f'units="{attrs["units"]}"' in info["cf_attributes"]
+        assert info["unit"] == ("us" if name in XR_FAILS else "ns"), name
+        assert f'units="{attrs["units"]}"' in info["cf_attributes"]
         ref = pd.Timestamp(attrs["units"].split(" since ")[1])
         assert info["epoch"].split(" (")[1] == f"{ref.as_unit('ns').value} ns since 1970-01-01T00:00:00)"
         assert info["calendar"].startswith(attrs.get("calendar", "none"))
