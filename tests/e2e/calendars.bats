@@ -2,9 +2,10 @@
 # calendars.bats - CF time stamps in other calendars (issue 27): a noleap
 # climate axis and a standard-calendar scenario axis past 2262 (cftime
 # objects for every value), mounted and read by several readers at once
-# right after mounting (so that sizing, the switch to cftime objects and the
-# labels of the .csv run concurrently: the TSan and valgrind passes run this
-# file), every byte against xarray with cftime (calendars_gen.py).
+# right after mounting (so that sizing, the switch to cftime objects, the
+# labels of the .csv and a .info run concurrently: the TSan and valgrind
+# passes run this file), every byte against xarray with cftime
+# (calendars_gen.py).
 
 load helpers
 
@@ -23,6 +24,8 @@ teardown_file() {
         zf_t cat "$ZF_MNT/$f" >"$CAL_ROOT/got.$f" &
         pids+=($!)
     done
+    zf_t cat "$ZF_MNT/scen.info" >/dev/null & # built while scen may switch to cftime objects
+    pids+=($!)
     for f in "${pids[@]}"; do wait "$f" || fail "a reader failed; log: $(cat "$ZF_LOG")"; done
     for f in valid.csv tas_time.csv scen.txt valid.txt time.txt tas_time.txt; do
         cmp "$CAL_ROOT/got.$f" "$CAL_ROOT/$f" || fail "$f differs from xarray's"
