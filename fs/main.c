@@ -29,6 +29,7 @@
 typedef struct cli {
 #define FIELD_VAL(id) char *id;
 #define FIELD_FLAG(id) int id;
+#define FIELD_OPT(id) char *id; int id##_flag;
 #define X(id, kind, arg, def, desc) FIELD_##kind(id)
     ZF_OPTIONS(X)
 #undef X
@@ -56,6 +57,7 @@ enum { KEY_FSNAME, KEY_SUBTYPE, KEY_IGNORE, KEY_WRITE };
 
 #define SPEC_VAL(id) {#id "=%s", offsetof(cli, id), 0}
 #define SPEC_FLAG(id) {#id, offsetof(cli, id), 1}
+#define SPEC_OPT(id) {#id "=%s", offsetof(cli, id), 0}, {#id, offsetof(cli, id##_flag), 1}
 #define SPEC_KEY(name, key) FUSE_OPT_KEY(name, key),
 static const struct fuse_opt cli_spec[] = {
 #define X(id, kind, arg, def, desc) SPEC_##kind(id),
@@ -310,11 +312,14 @@ static int store_options(const cli *c, zf_store_opts *so)
     so->note = cred_note;
 #define SET_VAL(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, c->id, err, sizeof err);
 #define SET_FLAG(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, NULL, err, sizeof err);
+#define SET_OPT(id) if (rc == ZF_OK && (c->id || c->id##_flag)) \
+        rc = zf_store_opt_set(so, #id, c->id, err, sizeof err);
 #define X(id, kind, arg, def, desc) SET_##kind(id) if (rc == ZF_ENOTFOUND) rc = ZF_OK;
     ZF_OPTIONS(X)
 #undef X
 #undef SET_VAL
 #undef SET_FLAG
+#undef SET_OPT
     if (rc == ZF_ENOMEM)
         return fail("out of memory", NULL);
     return rc == ZF_OK ? 0 : fail(err, NULL);
@@ -365,6 +370,7 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
         st->log_level = ZF_LOG_DEBUG;
     if (!c->no_index_cache && zf_idxcache_default_dir(st->index_dir, sizeof st->index_dir) == 0)
         st->lo.index_dir = st->index_dir;
+    st->so.cache_bytes = st->cache_bytes; /* a repository's manifests take a share of it */
     return store_options(c, &st->so);
 }
 
@@ -521,6 +527,7 @@ static void cli_free(cli *c)
 {
 #define FREE_VAL(id) free(c->id);
 #define FREE_FLAG(id)
+#define FREE_OPT(id) free(c->id);
 #define X(id, kind, arg, def, desc) FREE_##kind(id)
     ZF_OPTIONS(X)
 #undef X

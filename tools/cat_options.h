@@ -34,6 +34,12 @@
     X("-o requester_pays", "", "s3:// stores: the reader pays for the requests (Requester Pays)") \
     X("-o bearer_token_file=FILE", "none",                                                       \
       "https:// stores: send the token in FILE as a bearer token, to the store's host only")     \
+    X("-o branch=NAME", "main", "Icechunk repositories: the branch whose snapshot is read")    \
+    X("-o tag=NAME", "", "Icechunk repositories: read the snapshot of this tag instead")       \
+    X("-o snapshot=ID", "", "Icechunk repositories: read this snapshot (its 20-character id) instead") \
+    X("-o virtual=PREFIX", "none",                                                               \
+      "Icechunk repositories: the locations virtual chunks may be read from, comma-separated "  \
+      "prefixes (file:///DIR/, https://HOST/PATH/, s3://BUCKET/, gs://BUCKET/); others fail")   \
     X("-h, --help", "", "print this help and exit")                                              \
     X("-V, --version", "", "print the version and exit")
 

@@ -28,8 +28,9 @@ static void help(void)
            "mounting: NAME.txt unless --csv or --info.  ARRAY_PATH is the array's path in\n"
            "the store (group/array), or a file path as the mount shows it\n"
            "(group/array.csv).  STORE is a local directory or the URL of a remote store:\n"
-           "http://, https://, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX.  On a terminal,\n"
-           "stderr shows progress for large outputs.\n\n"
+           "http://, https://, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX, or an Icechunk\n"
+           "repository in any of them.  On a terminal, stderr shows progress for large\n"
+           "outputs.\n\n"
            "options:\n");
 #define X(spelling, def, desc) zf_help_row(spelling, desc, def);
     ZF_CAT_OPTIONS(X)
