@@ -10,7 +10,8 @@ Everything is configured by environment variables that scripts/bench sets:
     ZF_BENCH_REPORT  where the Markdown report is written (besides stdout)
     ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only),
                      remote (row 15, bench/remote.py), icechunk (row 17,
-                     bench/icbench.py), shards (row 18 only) or compare (zarrfs's
+                     bench/icbench.py), shards (row 18 only), kerchunk (row 19,
+                     bench/kcbench.py) or compare (zarrfs's
                      side of rows 1, 3 and 16 for this binary and ZF_BENCH_OLD,
                      interleaved)
     ZF_BENCH_SHARD_STORE  row 18's store (bench/gen_shards.py)
@@ -364,11 +365,12 @@ def warm_tree(root):
 def main():
     for d in (MNTROOT, PIDDIR, LOGDIR, SHM):
         os.makedirs(d, exist_ok=True)
-    if ROWS not in ("all", "local", "labels", "remote", "icechunk", "shards", "compare"):
+    if ROWS not in ("all", "local", "labels", "remote", "icechunk", "shards", "kerchunk",
+                    "compare"):
         raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels, remote, icechunk, "
-                           "shards or compare")
+                           "shards, kerchunk or compare")
     log(f"bench: N={N}, runs={RUNS}, store {STORE}, rows {ROWS}")
-    if ROWS not in ("remote", "icechunk", "shards"):
+    if ROWS not in ("remote", "icechunk", "shards", "kerchunk"):
         warm_store()  # "store files in page cache"
     QUIET[0] = wait_quiet(QUIET_WAIT)
     log(f"bench: CPU used by others before starting: {QUIET[0]:.0%}")
@@ -384,6 +386,9 @@ def main():
         icbench.rows(sys.modules[__name__])
     if ROWS in ("all", "shards"):
         shard_rows()
+    if ROWS in ("all", "kerchunk"):
+        import kcbench
+        kcbench.rows(sys.modules[__name__])
     if ROWS == "compare":
         compare_rows()
     report()
@@ -817,6 +822,8 @@ def report():
         out.append("### zarrfs benchmark, Icechunk repositories only (ZF_BENCH_ROWS=icechunk)\n")
     elif ROWS == "shards":
         out.append("### zarrfs benchmark, sharded arrays only (ZF_BENCH_ROWS=shards)\n")
+    elif ROWS == "kerchunk":
+        out.append("### zarrfs benchmark, kerchunk reference sets only (ZF_BENCH_ROWS=kerchunk)\n")
     else:
         out.append(f"### zarrfs benchmark, N = {N:.0e} ({N} elements per array)\n")
     out.append(machine())
@@ -826,6 +833,9 @@ def report():
     elif ROWS == "shards":
         out.append(f"Data: bench/gen_shards.py's store (note 18), in the page cache. Figures "
                    f"are medians of {RUNS} runs.\n")
+    elif ROWS == "kerchunk":
+        out.append(f"Data: bench/kcgen.py's reference set (note 19), in the page cache. Figures "
+                   f"are medians of {RUNS} runs (peers: {PEER_RUNS}).\n")
     elif ROWS == "remote":
         out.append(f"Data: bench/gen.py's store with 10^7 values per array, consolidated "
                    f"(timedelta64[ns], chunks of 10^6, bytes + zstd), in the servers' page "
@@ -863,6 +873,14 @@ def report():
                    "first 2^20 as one shard of 2^14 inner chunks; each figure is a fresh "
                    "daemon's first `stat` of the array's .txt (the size pass), files in the "
                    "page cache, XDG_CACHE_HOME empty.")
+    if ROWS in ("all", "kerchunk"):
+        out.append("- 19: bench/kcgen.py: two NetCDF4 files written by xarray (h5netcdf) of "
+                   "ZF_BENCH_KC_N/2 lead times each (int64 seconds, 1 % NaT, chunks of 10^6, "
+                   "shuffle + zlib), combined by kerchunk's MultiZarrToZarr into one JSON "
+                   "reference set; zarrfs is a fresh daemon (empty index cache); the peer is "
+                   "xarray opening `reference://` through fsspec, loading `lead` and writing "
+                   "it with pandas `Series.to_csv(na_rep=\"NaT\")` (tmpfs file, imports excluded), "
+                   "checked byte for byte against zarrfs's lead.txt.")
     if ROWS == "compare":
         out.append(f"- compare: zarrfs's own side of rows 1, 3 and 16 (no peers), for this build "
                    f"and the binary ZF_BENCH_OLD, both Release builds; each of {max(RUNS, 5)} "

@@ -13,6 +13,8 @@
 int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale)
 {
     c->months = 0;
+    if (values == ZF_VALUES_CFTIME)
+        return ZF_EUNSUPPORTED; /* cftime objects: each value's own str() */
     if (values == ZF_VALUES_DATETIME && (unit == ZF_UNIT_Y || unit == ZF_UNIT_M) && scale) {
         c->values = values; /* calendar months: pandas holds them as seconds */
         c->ns_per_tick = 0;

@@ -44,9 +44,10 @@ typedef struct zf_pdcsv {
 } zf_pdcsv;
 
 /* Set up for values of the given kind, unit and scale; ZF_EUNSUPPORTED for
- * units pandas cannot hold (durations of Y or M, generic, below ns) or ticks
- * over 2^62 ns.  Time stamps of unit Y or M are dates (the first of their
- * month), as pandas writes them once xarray made them datetime64[s]. */
+ * units pandas cannot hold (durations of Y or M, generic, below ns), ticks
+ * over 2^62 ns, and cftime objects (pandas writes each one's str()).  Time
+ * stamps of unit Y or M are dates (the first of their month), as pandas
+ * writes them once xarray made them datetime64[s]. */
 int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale);
 
 /* The ZF_PD_* parts of any of the n values at v (OR of zf_pdcsv_parts). */

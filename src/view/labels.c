@@ -134,11 +134,15 @@ static int read_ticks(pending *p, char *why, size_t cap)
      * chunks itself (an unlisted store learns their versions that way) */
     for (uint64_t ci = 0; rc == ZF_OK && ci < zf_array_nchunks(c); ci++) {
         zf_chunk ch;
-        if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)))
+        if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)) == ZF_OK) {
+            if ((rc = uncoarsen(&ch, buf, per, why, cap)) == ZF_OK)
+                place_chunk(c, ci, &ch, p->ticks);
+        } else if (zf_array_cftime_wanted(c) && zf_array_to_cftime(c)) { /* cftime objects: again */
+            rc = ZF_OK, ci = UINT64_MAX;
+        } else {
             snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)ci,
                      zf_strerror(rc));
-        else if ((rc = uncoarsen(&ch, buf, per, why, cap)) == ZF_OK)
-            place_chunk(c, ci, &ch, p->ticks);
+        }
     }
     free(buf);
     free(raw.p);
@@ -174,13 +178,26 @@ static int load_src(zf_array *a, pending *p)
     return rc;
 }
 
+/* hold n bytes of label text for p's column col (its start offsets too) */
+static int reserve_col(const zf_array *a, const pending *p, uint64_t bytes, zf_labcol *col)
+{
+    uint64_t need = bytes + (p->n + 1) * sizeof *col->start;
+    if (!reserve(need)) {
+        log_src(a, p->src, "its text is more than the label memory left allows");
+        return ZF_EUNSUPPORTED;
+    }
+    col->reserved = need;
+    return (col->text = malloc((size_t)bytes + ZF_VALUE_MAX)) ? ZF_OK : ZF_ENOMEM;
+}
+
 /* how a time column's values are written: pandas' column format (the
  * format of each slice of `slice` values: UINT64_MAX one for all), or
  * another format's text of each value */
 typedef struct tickfmt {
     zf_format format;
     zf_pdcsv pd;
-    zf_text_room room;        /* the formatter of another format */
+    zf_text_room room;        /* the formatter of another format, or of cftime objects */
+    int each;                 /* room writes each value (not pandas' column format) */
     zf_pdmode *mode;          /* pandas: per slice */
     uint64_t slice;
     const char *nat;
@@ -196,7 +213,7 @@ static size_t tick_text(const tickfmt *f, const pending *p, uint64_t i, char *to
             memcpy(to, f->nat, f->nat_len);
         return f->nat_len;
     }
-    if (f->format != ZF_FORMAT_PANDAS)
+    if (f->each)
         return to ? zf_text_value(&f->room.text, v, to) : zf_text_len(&f->room.text, v);
     zf_pdmode m = f->mode[f->slice == UINT64_MAX ? 0 : i / f->slice];
     if (to)
@@ -205,16 +222,19 @@ static size_t tick_text(const tickfmt *f, const pending *p, uint64_t i, char *to
            (f->pd.values == ZF_VALUES_DURATION && v < 0 && m != ZF_PD_DAYS);
 }
 
-/* set up f for the values of p (pandas: each slice's format); ZF_EUNSUPPORTED
- * (logged) if they cannot be written so, ZF_ENOMEM */
+/* set up f for the values of p as decoded now (pandas: each slice's format;
+ * cftime objects: each value's text, pandas writing each one's str(), as it
+ * writes a column of objects); ZF_EUNSUPPORTED (logged) if they cannot be
+ * written so, ZF_ENOMEM */
 static int tickfmt_init(const zf_array *a, pending *p, tickfmt *f)
 {
-    const zf_meta *m = zf_array_meta(p->src->arr);
-    if (f->format != ZF_FORMAT_PANDAS) {
-        int rc = zf_text_init(&f->room, m->values, f->format, m->unit, m->scale, ""); /* (NaT: f->nat) */
+    zf_ticks t = zf_array_ticks(p->src->arr);
+    f->each = f->format != ZF_FORMAT_PANDAS || t.values == ZF_VALUES_CFTIME;
+    if (f->each) {
+        int rc = zf_text_init(&f->room, t.values, f->format, t.unit, t.scale, t.cal, ""); /* (NaT: f->nat) */
         return rc ? ZF_EUNSUPPORTED : ZF_OK;
     }
-    if (zf_pdcsv_init(&f->pd, m->values, m->unit, m->scale)) {
+    if (zf_pdcsv_init(&f->pd, t.values, t.unit, t.scale)) {
         log_src(a, p->src, "its unit cannot be written as pandas does");
         return ZF_EUNSUPPORTED;
     }
@@ -240,17 +260,10 @@ static int format_ticks(const zf_array *a, pending *p, zf_format format, uint64_
     uint64_t bytes = 0;
     for (uint64_t i = 0; rc == ZF_OK && i < p->n; i++)
         bytes += tick_text(&f, p, i, NULL);
-    uint64_t need = bytes + (p->n + 1) * sizeof *col->start;
-    if (rc == ZF_OK && !reserve(need)) {
-        log_src(a, p->src, "its text is more than the label memory left allows");
-        rc = ZF_EUNSUPPORTED;
-    }
-    if (rc == ZF_OK) {
-        col->reserved = need;
-        if (!(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start)) ||
-            !(col->text = malloc((size_t)bytes + ZF_VALUE_MAX)))
-            rc = ZF_ENOMEM;
-    }
+    if (rc == ZF_OK && !(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start)))
+        rc = ZF_ENOMEM;
+    if (rc == ZF_OK)
+        rc = reserve_col(a, p, bytes, col);
     uint64_t at = 0;
     for (uint64_t i = 0; rc == ZF_OK && i < p->n; i++) {
         col->start[i] = at;

@@ -24,6 +24,8 @@ struct zf_layout {
     const zf_text *text, *csvtext;/* all the view uses of them (.txt, .csv) */
     zf_coarse *coarse;            /* chunks decoded at a coarser unit, if the array can
                                      have them (chunk/convert.h); else NULL */
+    char nat[ZF_NAT_MAX + 1];     /* the text of NaT (-o nat=) */
+    zf_values values;             /* the values they were set up for (chunk/array.h: zf_ticks) */
     int csv_nat_differs;
     char *header;
     size_t header_len;
