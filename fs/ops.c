@@ -47,7 +47,7 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st, int siz
     st->st_atim = st->st_mtim = st->st_ctim = fs->mtime;
     st->st_blksize = 4096;
     if (n->is_dir) {
-        st->st_mode = S_IFDIR | 0555;
+        st->st_mode = S_IFDIR | fs->dir_mode;
         st->st_nlink = 2;
         return 0;
     }
@@ -55,7 +55,7 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st, int siz
     int rc = size_now || !needs_pass(n) ? zf_layout_size(n->layout, n->view, &size) : ZF_OK;
     if (rc)
         return zf_err_errno(rc);
-    st->st_mode = S_IFREG | 0444;
+    st->st_mode = S_IFREG | fs->file_mode;
     st->st_nlink = 1;
     st->st_size = (off_t)size;
     st->st_blocks = (blkcnt_t)((size + 511) / 512);

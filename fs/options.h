@@ -40,8 +40,9 @@
       "the kernel's read-ahead window of the mount, set on the first open; 0 leaves the "        \
       "kernel's; needs root")                                                                    \
     X(timeout, VAL, "SECONDS", "1, 60 for a remote store",                                      \
-      "how long the kernel caches names and sizes, and how often the store is re-checked "       \
-      "for changes")                                                                             \
+      "how long the kernel caches names and sizes, and how often the store's metadata is "       \
+      "re-checked for changes (the chunks of arrays being read too; of the others, less "        \
+      "often as they are larger); never: a static view, re-checked only on SIGUSR1")             \
     X(follow_symlinks, FLAG, "", "off", "follow symlinks that lead outside the store")           \
     X(connections, VAL, "N", "16",                                                               \
       "remote stores: most requests in flight at once, and connections kept open")              \
@@ -73,7 +74,26 @@
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \
       "append log lines to FILE, a regular file, instead")                                       \
     X(log_level, VAL, "LEVEL", "warn",                                                           \
-      "lowest level logged: error, warn, info or debug; -d implies debug")
+      "lowest level logged: error, warn, info or debug; -d implies debug")                       \
+    X(uid, VAL, "N", "the mounting user, or with allow_other a local store's owner",             \
+      "the owner every file and directory shows")                                                \
+    X(gid, VAL, "N", "the mounting group, or with allow_other a local store's group",            \
+      "the group every file and directory shows")                                                \
+    X(umask, VAL, "OCTAL", "none, or with allow_other a local store's missing read bits",        \
+      "permission bits taken away from the 0444 of files and the 0555 of directories")
+
+/* X(ID): the options of ZF_OPTIONS that only a mount has; zarrfs-cat takes
+ * every other one (the same names, values and defaults) */
+#define ZF_MOUNT_ONLY_OPTIONS(X)                                                                 \
+    X(read_ahead) X(timeout) X(no_index_cache) X(log) X(log_level) X(uid) X(gid) X(umask)
+
+/* the number of each option of ZF_OPTIONS: ZF_OPT_format, ZF_OPT_nat, ... */
+enum zf_opt_id {
+#define X(id, kind, arg, def, desc) ZF_OPT_##id,
+    ZF_OPTIONS(X)
+#undef X
+    ZF_OPT_COUNT
+};
 
 /* how an option of ZF_OPTIONS is written: -o ID=ARG (VAL) or -o ID (FLAG) */
 #define ZF_SPELL_VAL(id, arg) "-o " #id "=" arg

@@ -8,6 +8,10 @@
 
 #include "tree/tree.h"
 
+/* -o timeout=never: the kernel keeps names and sizes, and the store is
+ * re-checked only when asked (SIGUSR1), as if the timeout were 31 years */
+#define ZF_TIMEOUT_NEVER 1e9
+
 /* One version of the tree.  The current-tree slot, requests, open files and
  * kernel-held node numbers (zf_inodes) hold references; the tree is freed
  * when the last reference goes. */
@@ -43,8 +47,9 @@ typedef struct zf_fs {
     zf_cache *cache;
     const zf_layout_opts *opts;
     double timeout;          /* entry/attr timeout, and how often the store is re-checked */
-    uid_t uid;
+    uid_t uid;               /* owner, group and permission bits of every node (owner.h) */
     gid_t gid;
+    mode_t file_mode, dir_mode;
     struct timespec mtime;   /* shown as every node's times */
     struct fuse_session *se;
     pthread_mutex_t mu;

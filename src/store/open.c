@@ -125,13 +125,38 @@ int zf_store_spec_remote(const char *spec)
     return zf_url_has_scheme(spec);
 }
 
-/* the first remote-only option o gives (for a local store's refusal), or NULL */
-static const char *remote_option(const zf_store_opts *o)
+/* the remote-only options o gives, comma-separated, into names (capacity
+ * cap, may be 0); the first of them, or NULL if none */
+static const char *remote_options(const zf_store_opts *o, char *names, size_t cap)
 {
-    return o->connections ? "connections" : o->retries ? "retries" : o->timeout_ms ? "timeout_ms"
-           : o->cafile ? "cafile" : o->endpoint ? "endpoint" : o->region ? "region"
-           : o->anonymous ? "anonymous" : o->requester_pays ? "requester_pays"
-           : o->bearer_token_file ? "bearer_token_file" : NULL;
+    const struct { const char *name; int given; } all[] = {
+        {"connections", o->connections != 0}, {"retries", o->retries != 0},
+        {"timeout_ms", o->timeout_ms != 0}, {"cafile", o->cafile != NULL},
+        {"endpoint", o->endpoint != NULL}, {"region", o->region != NULL},
+        {"anonymous", o->anonymous}, {"requester_pays", o->requester_pays},
+        {"bearer_token_file", o->bearer_token_file != NULL},
+    };
+    const char *first = NULL;
+    size_t len = 0;
+    if (cap)
+        *names = '\0';
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        if (!all[i].given)
+            continue;
+        first = first ? first : all[i].name;
+        int n = cap > len ? snprintf(names + len, cap - len, "%s%s", len ? ", " : "", all[i].name) : 0;
+        len = n > 0 && (size_t)n < cap - len ? len + (size_t)n : len;
+    }
+    return first;
+}
+
+void zf_store_opts_drop_remote(zf_store_opts *o, char *names, size_t cap)
+{
+    remote_options(o, names, cap);
+    zf_store_opts local = {.follow_symlinks = o->follow_symlinks, .note = o->note}; /* what
+        zf_store_open_local takes */
+    zf_store_opts_free(o);
+    *o = local;
 }
 
 /* origin and prefix of a gs:// store: the endpoint's (or GCS's), then the bucket */
@@ -213,7 +238,7 @@ int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out,
     int rc = zf_url_parse(spec, &u, err, errcap);
     if (rc != ZF_OK)
         return rc;
-    const char *remote_only = remote_option(o);
+    const char *remote_only = remote_options(o, NULL, 0);
     if (u.kind == ZF_URL_LOCAL && remote_only)
         rc = fail(err, errcap, ZF_EINVAL, "-o %s applies to remote stores only", remote_only);
     else if (u.kind == ZF_URL_LOCAL)

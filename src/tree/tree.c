@@ -170,6 +170,11 @@ int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap)
     return *t->unknown != '\0';
 }
 
+int zf_tree_root_is_array(const zf_tree *t)
+{
+    return t->root_array;
+}
+
 void zf_tree_free(zf_tree *t)
 {
     if (!t)

@@ -50,6 +50,9 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
  * attempts").  A re-check keeps its last view rather than one with less. */
 int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap);
 
+/* Is the store's root an array (its files the root directory's), not a group? */
+int zf_tree_root_is_array(const zf_tree *t);
+
 /* Free the tree, its arrays and layouts; NULL is allowed. */
 void zf_tree_free(zf_tree *t);
 
