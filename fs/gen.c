@@ -249,6 +249,9 @@ static zf_gen *check(zf_fs *fs)
     zf_tree *fresh = rebuild(fs);
     if (!fresh || !differs(fs, fresh))
         return NULL;
+    struct timespec seen;
+    clock_gettime(CLOCK_REALTIME, &seen);
+    zf_tree_inherit_times(fresh, fs->cur->tree, (int64_t)seen.tv_sec * 1000000000 + seen.tv_nsec);
     pthread_mutex_lock(&fs->mu);
     zf_gen *g = gen_new(fs, fresh), *old = fs->cur;
     rebase_ctx c = {fs, g, NULL};

@@ -331,17 +331,18 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
 }
 
 /* open path for appending log lines: a regular file (created 0640), never a
- * FIFO, device or directory, so that a write cannot block the daemon; the
- * descriptor is above 2 (daemonizing replaces 0-2) and close-on-exec.  The
- * descriptor or a negative errno (-EINVAL: not a regular file). */
+ * symlink, FIFO, device or directory, so that a write cannot block the
+ * daemon nor land elsewhere: opened once, without following a symlink or
+ * blocking, and that descriptor checked; it is above 2 (daemonizing replaces
+ * 0-2) and close-on-exec.  The descriptor or a negative errno (-EINVAL: not
+ * a regular file; -ELOOP: a symlink). */
 static int open_log(const char *path)
 {
     struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return -EINVAL;
-    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640);
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW,
+                  0640);
     if (fd < 0)
-        return -errno;
+        return errno == ENXIO || errno == EISDIR ? -EINVAL : -errno; /* ELOOP: a symlink */
     int rc = fstat(fd, &st) != 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
     if (rc == 0 && fd <= STDERR_FILENO) {
         int high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
@@ -366,6 +367,8 @@ static int setup_log(cli *c, const struct fuse_cmdline_opts *o, const settings *
         int fd = open_log(c->log);
         if (fd == -EINVAL)
             return fail("log file is not a regular file", c->log);
+        if (fd == -ELOOP)
+            return fail("log file is a symlink (not followed)", c->log);
         if (fd < 0)
             return fail_errno("cannot open log file", c->log, -fd);
         c->log_fd = fd;
@@ -444,8 +447,8 @@ static int run_with(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c,
         return rc;
     zf_cache *cache = zf_cache_new(st->cache_bytes);
     if (!cache || (rc = zf_tree_build(store, cache, &st->lo, &tree))) {
-        /* invalid root metadata was already reported on its own line */
-        int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED ? 1
+        /* invalid or unreadable root metadata was already reported on its own line */
+        int r = rc == ZF_ECORRUPT || rc == ZF_EUNSUPPORTED || rc == ZF_EIO ? 1
                 : fail(rc == ZF_ENOTFOUND ? "not a Zarr store (no zarr.json, .zgroup or .zarray)"
                                           : "cannot read store", c->store);
         zf_store_close(store);

@@ -21,6 +21,14 @@ static zf_fs *fs_of(fuse_req_t req)
     return fuse_req_userdata(req);
 }
 
+/* a node's times: when its content last changed (tree.h), else the mount's */
+static void node_times(const zf_fs *fs, const zf_node *n, struct stat *st)
+{
+    int64_t t = zf_tree_node_time(n);
+    struct timespec ts = {(time_t)(t / 1000000000), (long)(t % 1000000000)};
+    st->st_atim = st->st_mtim = st->st_ctim = t > 0 ? ts : fs->mtime;
+}
+
 /* would the size of node n (a file) run the size pass? */
 static int needs_pass(const zf_node *n)
 {
@@ -28,33 +36,35 @@ static int needs_pass(const zf_node *n)
 }
 
 /* is the size of node n (a file) for good?  Not while a size pass is still
- * to run, nor while its .info says something is not known yet (each
- * GETATTR then tells the size of the text of what is known) */
+ * to run, and never for .info, which tells the state at each open (each
+ * GETATTR tells the size of its latest text) */
 static int size_final(const zf_node *n)
 {
-    return n->view == ZF_VIEW_INFO ? zf_layout_info_final(n->layout) : !needs_pass(n);
+    return n->view != ZF_VIEW_INFO && !needs_pass(n);
 }
 
 /* attributes of a node; a file's size may run the size pass (unless
  * !size_now: then an unsized file shows size 0, for a LOOKUP, answered with
- * an attribute timeout of 0 so that the kernel asks GETATTR for the size) */
+ * an attribute timeout of 0 so that the kernel asks GETATTR for the size),
+ * before its times (they include its chunks') */
 static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st, int size_now)
 {
     memset(st, 0, sizeof *st);
     st->st_ino = n->ino;
     st->st_uid = fs->uid;
     st->st_gid = fs->gid;
-    st->st_atim = st->st_mtim = st->st_ctim = fs->mtime;
     st->st_blksize = 4096;
     if (n->is_dir) {
         st->st_mode = S_IFDIR | fs->dir_mode;
         st->st_nlink = 2;
+        node_times(fs, n, st);
         return 0;
     }
     uint64_t size = 0;
     int rc = size_now || !needs_pass(n) ? zf_layout_size(n->layout, n->view, &size) : ZF_OK;
     if (rc)
         return zf_err_errno(rc);
+    node_times(fs, n, st);
     st->st_mode = S_IFREG | fs->file_mode;
     st->st_nlink = 1;
     st->st_size = (off_t)size;
@@ -173,8 +183,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
  * again at once for the bytes of a read-ahead that failed (ms) */
 #define FAILED_READ_MS 1000
 
-/* an open file or directory: its generation, where its last read ended, and
- * its last failed read (under mu) */
+/* an open file or directory: its generation, where its last read ended, its
+ * last failed read (under mu) and (NAME.info) the text of its open */
 typedef struct handle {
     zf_open_link link; /* first: fs->open lists every handle */
     zf_gen *gen;
@@ -183,7 +193,18 @@ typedef struct handle {
     uint64_t failed_lo, failed_hi; /* the bytes it asked for */
     uint64_t failed_until;         /* monotonic ms; 0: none */
     int failed_err;                /* its errno */
+    char *info;        /* NAME.info as it was at the open, or NULL */
+    size_t info_len;
 } handle;
+
+/* free a handle (its generation reference is the caller's) */
+static void handle_free(handle *h)
+{
+    pthread_mutex_destroy(&h->mu);
+    free(h->info);
+    free(h);
+}
+
 
 static handle *handle_of(struct fuse_file_info *fi)
 {
@@ -238,8 +259,7 @@ void zf_fs_close_files(zf_fs *fs)
     while (l) {
         handle *h = (handle *)l; /* the link is the handle's first member */
         l = l->next;
-        pthread_mutex_destroy(&h->mu);
-        free(h); /* its generation goes with zf_gen_stop */
+        handle_free(h); /* its generation goes with zf_gen_stop */
     }
 }
 
@@ -254,9 +274,13 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     if (!err && !dir && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)))
         err = EROFS;
     handle *h = err ? NULL : calloc(1, sizeof *h);
+    int info = !err && !dir && n->view == ZF_VIEW_INFO;
     if (!err && !h)
         err = ENOMEM;
+    else if (info) /* the state now: this open's size and bytes */
+        err = zf_err_errno(zf_layout_info_now(n->layout, &h->info, &h->info_len));
     if (err) {
+        free(h);
         zf_gen_put(fs, g);
         fuse_reply_err(req, err);
         return;
@@ -266,16 +290,14 @@ static void open_node(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
     pthread_mutex_init(&h->mu, NULL);
     track(fs, h);
     fi->fh = (uint64_t)(uintptr_t)h;
-    fi->keep_cache = 1; /* unchanged while this generation lives */
-    if (!dir && zf_layout_damaged(n->layout))
-        fi->direct_io = 1; /* only reads that ask for a bad chunk's bytes fail */
-    if (!dir && n->view == ZF_VIEW_INFO && zf_layout_info_refresh(n->layout) == ZF_OK)
-        fi->direct_io = 1; /* tells what is known at each open: its size may change */
+    fi->keep_cache = !info; /* unchanged while this generation lives */
+    if (!dir && (info || zf_layout_damaged(n->layout)))
+        fi->direct_io = 1; /* .info: its own text, whose size may change from one open to
+                            * the next; damaged: only reads of a bad chunk fail */
     fi->cache_readdir = dir && !n->incomplete; /* (its listing ends in EIO: op_readdir) */
     if (fuse_reply_open(req, fi) != 0) {
         untrack(fs, h);
-        pthread_mutex_destroy(&h->mu);
-        free(h);
+        handle_free(h);
         zf_gen_put(fs, g);
     }
 }
@@ -285,8 +307,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     handle *h = handle_of(fi);
     untrack(fs_of(req), h);
     zf_gen_put(fs_of(req), h->gen);
-    pthread_mutex_destroy(&h->mu);
-    free(h);
+    handle_free(h);
     fuse_reply_err(req, 0);
 }
 
@@ -413,6 +434,14 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_err(req, ENOMEM);
         return;
     }
+    if (h->info) { /* NAME.info as it was at the open; copied: the reply may still be
+                    * going out when the reader, having it, closes the file */
+        size_t left = (uint64_t)off < h->info_len ? h->info_len - (size_t)off : 0;
+        left = left < size ? left : size;
+        memcpy(buf, h->info + (left ? off : 0), left);
+        fuse_reply_buf(req, buf, left);
+        return;
+    }
     int err = failed_before(h, (uint64_t)off, size);
     if (err) {
         fuse_reply_err(req, err);
@@ -428,6 +457,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     pthread_mutex_lock(&h->mu);
     h->cursor = cursor;
     pthread_mutex_unlock(&h->mu);
+    if (rc == ZF_ESTALE) /* a chunk changed since sizing: the next open sees the new version */
+        zf_gen_recheck_soon(fs_of(req));
     if (err) {
         remember_failure(h, (uint64_t)off, size, err);
         fuse_reply_err(req, err);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/utf8.h"
 #include "text/text.h"
 #include "zarr/cf.h"
 
@@ -178,6 +179,8 @@ static int view_settings(const char *const val[ZF_OPT_COUNT], zf_layout_opts *lo
         return bad(err, errcap, "unknown cf (all, dtype, off)", val[ZF_OPT_cf]);
     if (strlen(lo->nat) > ZF_NAT_MAX)
         return bad(err, errcap, "nat text is too long", NULL);
+    if (zf_utf8_has_control(lo->nat)) /* a newline would split a line in two */
+        return bad(err, errcap, "nat text holds a control character", NULL);
 #undef KEYWORD
     return 0;
 }

@@ -25,7 +25,8 @@
 #define ZF_OPTIONS(X)                                                                            \
     X(format, VAL, "FORMAT", "pandas",                                                           \
       "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
-    X(nat, VAL, "TEXT", "NaT", "text shown for NaT, CSV-quoted in .csv when needed")            \
+    X(nat, VAL, "TEXT", "NaT",                                                                   \
+      "text shown for NaT, CSV-quoted in .csv when needed; no control characters")              \
     X(labels, VAL, "WHICH", "coords",                                                            \
       ".csv label columns: coords (each dimension's coordinate values, then the other "          \
       "coordinates, as xarray's to_dataframe().to_csv() writes them, where the array has "       \
@@ -72,7 +73,7 @@
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \
-      "append log lines to FILE, a regular file, instead")                                       \
+      "append log lines to FILE, a regular file (not a symlink), instead")                       \
     X(log_level, VAL, "LEVEL", "warn",                                                           \
       "lowest level logged: error, warn, info or debug; -d implies debug")                       \
     X(uid, VAL, "N", "the mounting user, or with allow_other a local store's owner",             \

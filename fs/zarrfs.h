@@ -50,7 +50,7 @@ typedef struct zf_fs {
     uid_t uid;               /* owner, group and permission bits of every node (owner.h) */
     gid_t gid;
     mode_t file_mode, dir_mode;
-    struct timespec mtime;   /* shown as every node's times */
+    struct timespec mtime;   /* the times of a node whose own are unknown (tree.h) */
     struct fuse_session *se;
     pthread_mutex_t mu;
     pthread_cond_t wake;     /* wakes the notifier thread to stop (CLOCK_MONOTONIC) */
@@ -101,9 +101,10 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree);
  * (threads do not survive its fork).  0 or a negative errno. */
 int zf_gen_start_notifier(zf_fs *fs);
 
-/* A request met a directory the store could not tell all of: have the
- * notifier re-check soon (as soon as its pacing allows) rather than after a
- * whole timeout, so that a later request finds what the store says then. */
+/* A request met a directory the store could not tell all of, or a read
+ * found a chunk changed since its file was sized: have the notifier
+ * re-check soon (as soon as its pacing allows) rather than after a whole
+ * timeout, so that a later request finds what the store says then. */
 void zf_gen_recheck_soon(zf_fs *fs);
 
 /* Stop the notifier thread (before the session is unmounted); waits for a

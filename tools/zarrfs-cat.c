@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/err.h"
+#include "base/utf8.h"
 #include "cat_options.h"
 #include "helpfmt.h"
 #include "progress.h"
@@ -93,6 +94,8 @@ static int parse_opts(const char *s, zf_layout_opts *opts, char *natbuf, size_t 
         } else if (!strncmp(item, "nat=", 4)) {
             if (strlen(item + 4) >= cap)
                 return fprintf(stderr, "zarrfs-cat: nat text is too long\n"), -1;
+            if (zf_utf8_has_control(item + 4)) /* a newline would split a line in two */
+                return fprintf(stderr, "zarrfs-cat: nat text holds a control character\n"), -1;
             strcpy(natbuf, item + 4);
             opts->nat = natbuf;
         } else if (*item && store_opt(item, so)) {

@@ -1,6 +1,8 @@
 /* log.c - one-line messages with a level, to stderr, a file or syslog. */
 #include "base/log.h"
 
+#include "base/utf8.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -23,42 +25,29 @@ static const int level_priority[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
 #define MSG_MAX 1024          /* a message is cut there */
 #define TEXT_MAX (4 * MSG_MAX) /* its escaped text (every byte may become \xNN) */
 
-/* length of the valid UTF-8 sequence at p (0 if invalid) */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
-{
-    unsigned c = *p;
-    size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 && c >= 0xC2 ? 2 : (c & 0xF0) == 0xE0 ? 3
-             : (c & 0xF8) == 0xF0 && c <= 0xF4 ? 4 : 0;
-    if (n == 0 || (size_t)(end - p) < n)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    if ((n == 3 && c == 0xE0 && p[1] < 0xA0) || (n == 4 && c == 0xF0 && p[1] < 0x90))
-        return 0; /* overlong */
-    return n;
-}
-
-/* copy text to out as printable UTF-8: control bytes and invalid sequences as \xNN */
+/* copy text to out as printable UTF-8: each byte of a control character
+ * (base/utf8.h: C0, DEL, C1, bidi overrides) or an invalid sequence as \xNN */
 static size_t escape(const char *text, size_t n, char *out, size_t cap)
 {
     static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)text, *end = p + n;
+    const char *p = text, *end = text + n;
     size_t len = 0;
     while (p < end && len + 4 < cap) {
-        size_t k = utf8_len(p, end);
-        if (k && (*p >= 0x20 && *p != 0x7F)) {
+        size_t k = zf_utf8_len(p, end);
+        if (k && !zf_utf8_is_control(p, k)) {
             if (len + k > cap)
                 break;
             for (size_t i = 0; i < k; i++)
-                out[len++] = (char)p[i];
+                out[len++] = p[i];
             p += k;
-        } else {
+            continue;
+        }
+        for (size_t i = 0; i < (k ? k : 1) && len + 4 <= cap; i++, p++) {
+            unsigned char c = (unsigned char)*p;
             out[len++] = '\\';
             out[len++] = 'x';
-            out[len++] = hex[*p >> 4];
-            out[len++] = hex[*p & 15];
-            p++;
+            out[len++] = hex[c >> 4];
+            out[len++] = hex[c & 15];
         }
     }
     return len;

@@ -2,19 +2,23 @@
 #include "base/sbuf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int reserve(zf_sbuf *b, size_t extra)
 {
-    if (b->failed)
+    if (b->failed || extra >= SIZE_MAX - b->len) { /* a length past SIZE_MAX: failed */
+        b->failed = 1;
         return 0;
-    if (b->len + extra + 1 <= b->cap)
+    }
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
         return 1;
     size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
     char *d = realloc(b->data, cap);
     if (!d) {
         b->failed = 1;

@@ -67,6 +67,11 @@ const zf_meta *zf_array_meta(const zf_array *a)
     return &a->meta;
 }
 
+const zf_fp *zf_array_origin(const zf_array *a)
+{
+    return &a->origin;
+}
+
 const zf_store *zf_array_store(const zf_array *a)
 {
     return a->store;
@@ -271,6 +276,12 @@ static int read_whole_shard(zf_array *a, const char *key, uint64_t k, uint64_t p
         __atomic_store_n(&a->whole_hint, hint, __ATOMIC_RELAXED);
     }
     size_t ib = zf_pipeline_index_bytes(p, &at_start);
+    if (rc == ZF_OK && st->size != n) { /* decoded (net.h): its inner chunks are read by ranges */
+        snprintf(err, errcap, "stored as %llu bytes with a content coding (%zu decoded); a "
+                 "shard's inner chunks are read by byte ranges, which such a coding makes "
+                 "meaningless", (unsigned long long)st->size, n);
+        rc = ZF_ECORRUPT;
+    }
     if (rc == ZF_OK && ib > n) {
         snprintf(err, errcap, "shard of %zu bytes is smaller than its index (%zu bytes)", n, ib);
         rc = ZF_ECORRUPT;

@@ -127,8 +127,19 @@ int zf_array_snap_load(zf_array *a, const void *data, size_t len);
 /* Has any stored chunk changed, appeared or gone since zf_array_snapshot?
  * One listing, as the snapshot's: 1 or 0 (also if never taken, or the store
  * cannot be listed: its chunks are checked when read); ZF_EIO (the key and
- * reason in err) or ZF_ENOMEM when the store could not tell. */
-int zf_array_changed(const zf_array *a, char *err, size_t errcap);
+ * reason in err) or ZF_ENOMEM when the store could not tell.  1 from then
+ * on, without asking the store, once a listing or a read (ZF_ESTALE) has
+ * seen a change. */
+int zf_array_changed(zf_array *a, char *err, size_t errcap);
+
+/* The newest time (store.h: zf_stamp_time) of the stored chunks present at
+ * the snapshot, ns; 0 without a snapshot or times.  The setter gives a
+ * snapshot loaded by zf_array_snap_load the time persisted with it. */
+int64_t zf_array_chunks_time(const zf_array *a);
+void zf_array_set_chunks_time(zf_array *a, int64_t t);
+
+/* The digest zf_array_set_origin gave (the stamps of the metadata documents). */
+const zf_fp *zf_array_origin(const zf_array *a);
 
 /* Count stored chunks (shards) present in the store against those the grid
  * expects (no decoding, no chunk read): those of the snapshot once it is

@@ -23,6 +23,7 @@ typedef struct zf_snap {
     zf_present *v;
     size_t n, cap;
     uint64_t files;           /* how many of them are regular files */
+    int64_t newest;           /* the newest of their times (zf_stamp_time; atomic) */
     int failed;               /* out of memory while it was built */
 } zf_snap;
 
@@ -54,6 +55,7 @@ struct zf_array {
     unsigned told_next;
     zf_fp told_list;               /* why the stored chunks could not be told, logged */
     int64_t told_list_ms;          /* last, and when (monotonic ms); guarded by mu */
+    int changed;              /* a stored chunk was seen changed since the snapshot (atomic) */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };

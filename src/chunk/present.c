@@ -93,7 +93,9 @@ int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
         return rc; /* the store cannot tell what is there: the read's own failure */
     if (now.a == then.a && now.b == then.b)
         return rc;
-    snprintf(err, errcap, "rewritten since its size was computed; remount or reopen to see it");
+    __atomic_store_n(&a->changed, 1, __ATOMIC_RELEASE); /* the re-check tells (zf_array_changed) */
+    snprintf(err, errcap, "rewritten since its size was computed; files open keep their version, "
+             "the next open shows the new one");
     return ZF_ESTALE;
 }
 
@@ -137,6 +139,21 @@ void zf_snap_take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
     }
     s->v[s->n++] = (zf_present){k, zf_stamp_version(st)};
     s->files += st->kind == ZF_STORE_FILE;
+    if (zf_stamp_time(st) > s->newest)
+        s->newest = zf_stamp_time(st);
+}
+
+int64_t zf_array_chunks_time(const zf_array *a)
+{
+    const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    return snap ? __atomic_load_n(&snap->newest, __ATOMIC_RELAXED) : 0;
+}
+
+void zf_array_set_chunks_time(zf_array *a, int64_t t)
+{
+    zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
+    if (snap)
+        __atomic_store_n(&snap->newest, t, __ATOMIC_RELAXED);
 }
 
 void zf_snap_free(zf_snap *s)

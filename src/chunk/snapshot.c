@@ -369,6 +369,7 @@ int zf_array_end_learning(zf_array *a, int adopt)
     if (s) { /* the learned stamps move into s */
         s->v = a->learned.v;
         s->n = s->cap = a->learned.n;
+        s->newest = a->learned.newest;
     }
     memset(&a->learned, 0, sizeof a->learned);
     a->learning = 0;
@@ -430,17 +431,22 @@ static void compare_stamp(void *ctx, uint64_t k, const zf_stamp *st)
     c->seen++;
 }
 
-int zf_array_changed(const zf_array *a, char *err, size_t errcap)
+int zf_array_changed(zf_array *a, char *err, size_t errcap)
 {
     changed_ctx c = {__atomic_load_n(&a->snap, __ATOMIC_ACQUIRE), 0, 0};
-    if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_stamp) */
+    if (__atomic_load_n(&a->changed, __ATOMIC_ACQUIRE)) /* seen already (or by a read) */
+        return 1;
+    if (!c.snap || a->unlisted) /* unlisted: chunks are checked when read (check_version) */
         return 0;
     seen v = {compare_stamp, &c, ZF_OK, ""};
     if (stamp_stored(a, 0, &v) != ZF_OK) { /* cannot tell: neither changed nor not */
         snprintf(err, errcap, "%s", v.rc == ZF_ENOMEM ? zf_strerror(v.rc) : v.why);
         return v.rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_EIO;
     }
-    return c.changed || c.seen != c.snap->n; /* present then, gone now */
+    int changed = c.changed || c.seen != c.snap->n; /* present then, gone now */
+    if (changed)
+        __atomic_store_n(&a->changed, 1, __ATOMIC_RELEASE);
+    return changed;
 }
 
 typedef struct count_ctx {

@@ -159,7 +159,7 @@ static int http_read(const zf_store *s, const char *key, size_t max, zf_store_bu
     wipe_free(tok);
     if (rc == ZF_OK) {
         *n = r.n;
-        stamp_of(&r, r.n, st);
+        stamp_of(&r, r.size_known ? r.size : r.n, st);
     }
     return rc;
 }

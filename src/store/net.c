@@ -5,10 +5,14 @@
 #include "store/net.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/deadline.h"
 #include "base/err.h"
@@ -136,29 +140,49 @@ static int setup_curl(zf_net *net)
     return ZF_OK;
 }
 
+/* cafile, checked to be a regular file that can be read, as an absolute
+ * path (the daemon leaves its directory when it daemonizes, and libcurl
+ * opens the file at each connection) into *out (malloc'd) */
+static int cafile_path(const char *cafile, char **out, char *err, size_t errcap)
+{
+    struct stat st;
+    int fd = open(cafile, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), e = errno;
+    int regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (fd >= 0)
+        close(fd);
+    if (!regular)
+        return zf_errf(err, errcap, ZF_EINVAL, "cannot read cafile %s: %s", cafile,
+                       fd < 0 ? strerror(e) : "not a regular file (a PEM file of CA certificates)");
+    char cwd[PATH_MAX] = "";
+    if (cafile[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return zf_errf(err, errcap, ZF_EINVAL, "cafile %s: a relative path, and the current "
+                       "directory is unknown: %s", cafile, strerror(errno));
+    size_t n = strlen(cwd) + strlen(cafile) + 2;
+    if (!(*out = malloc(n)))
+        return ZF_ENOMEM;
+    snprintf(*out, n, "%s%s%s", cwd, *cwd ? "/" : "", cafile);
+    return ZF_OK;
+}
+
 int zf_net_open(const zf_net_opts *o, zf_net **out, char *err, size_t errcap)
 {
     *out = NULL;
-    if (o->cafile) {
-        FILE *f = fopen(o->cafile, "r");
-        if (!f) {
-            if (err && errcap)
-                snprintf(err, errcap, "cannot read cafile %s: %s", o->cafile, strerror(errno));
-            return ZF_EINVAL;
-        }
-        fclose(f);
-    }
+    char *cafile = NULL;
+    int rc = o->cafile ? cafile_path(o->cafile, &cafile, err, errcap) : ZF_OK;
+    if (rc != ZF_OK)
+        return rc;
     zf_net *net = calloc(1, sizeof *net);
-    if (!net)
+    if (!net) {
+        free(cafile);
         return ZF_ENOMEM;
+    }
     net->o = *o;
     defaults(&net->o);
-    net->o.cafile = NULL;
+    net->o.cafile = cafile; /* owned */
     net->rng = ((uint64_t)zf_net_now_ms() << 20) ^ (uint64_t)(uintptr_t)net ^ 0x9e3779b97f4a7c15ull;
     pthread_mutex_init(&net->mu, NULL);
     pthread_mutex_init(&net->curl_mu, NULL);
-    int rc = ZF_ENOMEM;
-    if ((!o->cafile || (net->o.cafile = strdup(o->cafile))) && (rc = setup_curl(net)) == ZF_OK) {
+    if ((rc = setup_curl(net)) == ZF_OK) {
         pthread_mutex_lock(&registry_mu);
         net->reg_next = registry;
         registry = net;

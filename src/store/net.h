@@ -72,7 +72,11 @@ typedef struct zf_net_opts {
  *                      is taken from it as it streams by.
  *   len == 0 (whole):  GET of the whole object into grow (reallocated, at
  *                      most max bytes), or, when grow is NULL, into buf (at
- *                      most cap bytes).
+ *                      most cap bytes).  It asks for Accept-Encoding:
+ *                      identity, and an object stored with a Content-Encoding
+ *                      (gzip, deflate, br, zstd: an S3 object uploaded so) is
+ *                      decoded, as zarr-python's aiohttp does; a range of one
+ *                      is refused (ZF_ECORRUPT: its bytes mean nothing).
  * Redirects (at most 5, to http or https; to https only for a request with a
  * bearer token or an engine with netrc) are followed unless the request has
  * extra headers or a method: signed requests stay with the server they were
@@ -86,9 +90,10 @@ typedef struct zf_net_opts {
  *   ZF_ENOTFOUND  404 or 410
  *   ZF_ECORRUPT   a body longer than the buffer allows, a 206 for another
  *                 range or one shorter than asked (the object ends before
- *                 off + len; 416 too): the object is not what the caller
- *                 expects, so no retry
- *   ZF_EIO        any other status (403, 401, 400, 3xx not followed...), TLS
+ *                 off + len; 416 too), a range of an encoded object: the
+ *                 object is not what the caller expects, so no retry
+ *   ZF_EIO        any other status (403, 401, 400, 3xx not followed, 416 to a
+ *                 whole-object GET...), TLS
  *                 or name failures, retries exhausted or budget spent; err
  *                 says which: "HTTP 503 after 8 attempts", "timed out after 8
  *                 attempts", "HTTP 403", "connection refused after 3 attempts",
@@ -121,7 +126,8 @@ typedef struct zf_net_req {
     size_t n;                    /* body bytes in the buffer */
     uint64_t size;               /* whole object's size when the answer says it
                                   * (Content-Length of a 200 or HEAD, the total of a
-                                  * Content-Range), else 0 */
+                                  * Content-Range; a whole GET's bytes, or as stored
+                                  * when they came decoded), else 0 */
     int size_known;              /* 1 when size was said */
     char etag[128];              /* ETag as sent, quotes included ("" if none; cut at 127) */
     int64_t last_modified_ns;    /* Last-Modified, ns since the epoch; 0 if none */

@@ -179,12 +179,18 @@ static int start(zf_net *net, zf_net_slot *s, zf_net_xfer *x, int64_t now)
     snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)r->off,
              (unsigned long long)(r->off + r->len - 1));
     CURL *e = s->easy;
+    x->easy = e;
     s->errbuf[0] = '\0';
     zf_net_resp_reset(x);
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     set_method(e, r);
     set_auth(net, e, r);
     curl_easy_setopt(e, CURLOPT_RANGE, r->len && !r->head ? range : NULL);
+    /* a whole object stored with a Content-Encoding (gzip...) is decoded, as
+     * zarr-python's aiohttp does; asking for identity keeps servers from
+     * encoding what is stored plain.  A range of an encoded object means
+     * nothing: not decoded, refused (net_resp.c) */
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, !r->len && !r->head && !r->method ? "identity" : NULL);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->hdrs);
     /* a signed request's headers (a session token) never go to another server */
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, r->headers || r->method ? 0L : 1L);

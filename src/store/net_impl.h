@@ -23,6 +23,7 @@ typedef struct zf_net_batch {
 /* One request across its attempts; owned by its zf_net_run call. */
 typedef struct zf_net_xfer {
     zf_net_req *req;
+    CURL *easy;                /* the handle of the current attempt (its URL: each redirect's) */
     zf_net_batch *batch;
     struct zf_net_xfer *next;  /* in the engine's queue or wait list */
     int64_t deadline;          /* monotonic ms: the request's budget ends */
@@ -43,6 +44,7 @@ typedef struct zf_net_xfer {
     int range_done;            /* a 200's body passed the range: stopped early, on purpose */
     char etag[128];
     int64_t last_modified_ns;
+    char coding[32];           /* Content-Encoding other than identity ("" none) */
 } zf_net_xfer;
 
 /* What an attempt's end means. */

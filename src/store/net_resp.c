@@ -45,6 +45,7 @@ void zf_net_resp_reset(zf_net_xfer *x)
     x->range_done = 0;
     x->etag[0] = '\0';
     x->last_modified_ns = 0;
+    x->coding[0] = '\0';
     x->req->n = 0;
 }
 
@@ -118,6 +119,8 @@ static void on_field(zf_net_xfer *x, const char *name, const char *v)
                                                                              : (int64_t)t * 1000000000;
     } else if (!strcasecmp(name, "retry-after")) {
         parse_retry_after(x, v);
+    } else if (!strcasecmp(name, "content-encoding") && *v && strcasecmp(v, "identity")) {
+        snprintf(x->coding, sizeof x->coding, "%s", v);
     }
 }
 
@@ -135,6 +138,11 @@ static int check_head(zf_net_xfer *x)
         return 1;
     if (r->len) {
         uint64_t last = r->off + r->len - 1;
+        if (*x->coding) {
+            set_err(x, "the object is stored with Content-Encoding: %s; a byte range of it cannot "
+                       "be read (only whole objects are decoded)", x->coding);
+            return 0;
+        }
         if (x->status == 206 && !x->cr_known) {
             set_err(x, "a partial answer (206) without a Content-Range");
             return 0;
@@ -179,6 +187,59 @@ static int is_2xx(long status)
     return status >= 200 && status < 300;
 }
 
+/* the statuses libcurl follows a Location of */
+static int is_redirect(long status)
+{
+    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+/* may a redirect from the URL from go to location (resolved against it)?
+ * Only to the same scheme, host and port, or from http to https on the same
+ * host, and never with user information.  shown gets where it leads
+ * (scheme://host:port: no user information, path or query). */
+static int redirect_allowed(const char *from, const char *location, char *shown, size_t cap)
+{
+    CURLU *a = curl_url(), *b = curl_url();
+    char *sa = NULL, *sb = NULL, *ha = NULL, *hb = NULL, *pa = NULL, *pb = NULL, *user = NULL;
+    int ok = 0;
+    snprintf(shown, cap, "a URL that cannot be read");
+    if (a && b && !curl_url_set(a, CURLUPART_URL, from, 0) && !curl_url_set(b, CURLUPART_URL, from, 0) &&
+        !curl_url_set(b, CURLUPART_URL, location, 0) && /* relative to from */
+        !curl_url_get(a, CURLUPART_SCHEME, &sa, 0) && !curl_url_get(b, CURLUPART_SCHEME, &sb, 0) &&
+        !curl_url_get(a, CURLUPART_HOST, &ha, 0) && !curl_url_get(b, CURLUPART_HOST, &hb, 0) &&
+        !curl_url_get(a, CURLUPART_PORT, &pa, CURLU_DEFAULT_PORT) &&
+        !curl_url_get(b, CURLUPART_PORT, &pb, CURLU_DEFAULT_PORT)) {
+        int has_user = curl_url_get(b, CURLUPART_USER, &user, 0) == CURLUE_OK;
+        int same_host = !strcasecmp(ha, hb);
+        ok = !has_user && same_host && ((!strcasecmp(sa, sb) && !strcmp(pa, pb)) ||
+                                        (!strcasecmp(sa, "http") && !strcasecmp(sb, "https")));
+        snprintf(shown, cap, "%s://%s:%s%s", sb, hb, pb, has_user ? " with user information" : "");
+    }
+    char *parts[] = {sa, sb, ha, hb, pa, pb, user};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        curl_free(parts[i]);
+    curl_url_cleanup(a);
+    curl_url_cleanup(b);
+    return ok;
+}
+
+/* a Location of a redirect libcurl would follow: 0 stops the transfer
+ * when it leads elsewhere (the reason set) */
+static int check_location(zf_net_xfer *x, const char *location)
+{
+    const char *from = NULL;
+    if (x->req->headers || x->req->method || !is_redirect(x->status)) /* followed by none */
+        return 1;
+    if (x->easy)
+        curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, (char **)&from);
+    char shown[300];
+    if (redirect_allowed(from && *from ? from : x->req->url, location, shown, sizeof shown))
+        return 1;
+    set_err(x, "HTTP %ld: a redirect to %s refused (only the same scheme, host and port are "
+               "followed, or http to https on the same host)", x->status, shown);
+    return 0;
+}
+
 size_t zf_net_on_header(char *b, size_t size, size_t n, void *ud)
 {
     zf_net_xfer *x = ud;
@@ -197,9 +258,14 @@ size_t zf_net_on_header(char *b, size_t size, size_t n, void *ud)
             return abort_with(x, x->abort_rc ? x->abort_rc : ZF_ECORRUPT);
         return len;
     }
-    char line[1024];
+    char line[4096];
+    if (len >= sizeof line && len > 9 && !strncasecmp(b, "location:", 9) && is_redirect(x->status) &&
+        !x->req->headers && !x->req->method) {
+        set_err(x, "HTTP %ld: a redirect to a URL of %zu bytes refused", x->status, len);
+        return abort_with(x, ZF_EIO);
+    }
     if (len >= sizeof line)
-        return len; /* no field we read is this long */
+        return len; /* no other field we read is this long */
     memcpy(line, b, len);
     while (len && (line[len - 1] == '\r' || line[len - 1] == '\n' || line[len - 1] == ' '))
         len--;
@@ -211,6 +277,8 @@ size_t zf_net_on_header(char *b, size_t size, size_t n, void *ud)
     char *v = colon + 1;
     while (*v == ' ' || *v == '\t')
         v++;
+    if (!strcasecmp(line, "location") && !check_location(x, v))
+        return abort_with(x, ZF_EIO);
     on_field(x, line, v);
     return size * n;
 }
@@ -329,7 +397,7 @@ static void fill_size(zf_net_xfer *x)
         r->size = x->cr_total;
         r->size_known = 1;
     } else if (is_2xx(x->status) && !r->head && !r->len && !x->abort_rc) {
-        r->size = r->n;
+        r->size = *x->coding && x->clen_known ? x->clen : r->n; /* as stored (HEAD, listings) */
         r->size_known = 1;
     } else if (x->status == 200 && x->clen_known) {
         r->size = x->clen;
@@ -354,6 +422,10 @@ static zf_net_verdict judge_status(zf_net_xfer *x, char *why, size_t whycap)
     if (st == 404 || st == 410) {
         set_err(x, "HTTP %ld", st);
         r->rc = ZF_ENOTFOUND;
+    } else if (st == 416 && !r->len) {
+        set_err(x, "HTTP 416 (range not satisfiable) to a request for the whole object, which "
+                   "asked for no range");
+        r->rc = ZF_EIO;
     } else if (st == 416) {
         if (x->cr_total_known)
             set_err(x, "the object is %" PRIu64 " bytes, shorter than the range asked (%" PRIu64

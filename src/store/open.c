@@ -65,9 +65,11 @@ static int check_endpoint(const char *v, char *err, size_t errcap)
         return rc;
     int ok = rc == ZF_OK && (u.kind == ZF_URL_HTTP || u.kind == ZF_URL_HTTPS);
     zf_url_free(&u);
+    char shown[256]; /* never the password of a user:password@ */
+    zf_url_redact(v, shown, sizeof shown);
     if (!ok)
         return fail(err, errcap, ZF_EINVAL, "invalid endpoint (an http:// or https:// URL)%s%s: %s",
-                    rc == ZF_OK ? "" : ": ", rc == ZF_OK ? "" : why, v);
+                    rc == ZF_OK ? "" : ": ", rc == ZF_OK ? "" : why, shown);
     return ZF_OK;
 }
 

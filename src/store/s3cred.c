@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/err.h"
 #include "store/aws_impl.h"
+#include "store/url.h"
 
 /* A shared file larger than this is refused (they hold a few profiles). */
 #define FILE_MAX (1u << 20)
@@ -76,7 +78,10 @@ int zf_aws_read_file(const char *path, size_t max, char **text, char *err, size_
         return errno == ENOENT || errno == ENOTDIR ? ZF_ENOTFOUND
                                                    : ERR(ZF_ECORRUPT, "%s: %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+    int got = fstat(fd, &st) == 0;
+    if (got && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+        st.st_size = 0; /* /dev/null: an empty file, as the AWS CLI reads it */
+    else if (!got || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
         close(fd);
         return ERR(ZF_ECORRUPT, "%s: not a regular file of at most %zu bytes", path, max);
     }
@@ -217,8 +222,10 @@ char *zf_aws_lookup(const zf_awsfiles *f, zf_aws_section sec, const char *name, 
 static int endpoint_ok(const char *u, char **out, char *err, size_t errcap)
 {
     size_t skip = !strncmp(u, "https://", 8) ? 8 : !strncmp(u, "http://", 7) ? 7 : 0;
+    char shown[256]; /* never the password of a user:password@ */
+    zf_url_redact(u, shown, sizeof shown);
     if (!skip || !u[skip] || u[skip] == '/')
-        return ERR(ZF_EINVAL, "endpoint %s: not an http:// or https:// URL", u);
+        return ERR(ZF_EINVAL, "endpoint %s: not an http:// or https:// URL", shown);
     for (const char *p = u; *p; p++)
         if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#' || *p == '@')
             return ERR(ZF_EINVAL, "endpoint: a URL without spaces, query, fragment or "

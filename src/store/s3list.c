@@ -13,6 +13,7 @@
 
 #include "base/err.h"
 #include "base/sbuf.h"
+#include "base/utf8.h"
 #include "store/store.h"
 
 #define DEPTH_MAX 16  /* deeper documents are refused */
@@ -273,15 +274,11 @@ void zf_s3list_page_free(zf_s3list_page *page)
     *page = (zf_s3list_page){0};
 }
 
-/* copy t into out (cap bytes), control characters as '?' */
+/* copy t into out (cap bytes), control characters (base/utf8.h) as '?' */
 static void clean_copy(char *out, size_t cap, const char *t)
 {
-    if (!cap)
-        return;
-    size_t i = 0;
-    for (; t && t[i] && i + 1 < cap; i++)
-        out[i] = (unsigned char)t[i] < ' ' || t[i] == 0x7f ? '?' : t[i];
-    out[i] = '\0';
+    if (cap)
+        zf_utf8_clean_copy(out, cap, t ? t : "", t ? strlen(t) : 0, '?');
 }
 
 int zf_s3list_error(const char *xml, size_t len, char *code, size_t codecap, char *msg,

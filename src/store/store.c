@@ -107,3 +107,8 @@ zf_fp zf_stamp_version(const zf_stamp *st)
     v.tag = st->tag;
     return zf_stamp_digest(&v);
 }
+
+int64_t zf_stamp_time(const zf_stamp *st)
+{
+    return st->mtime > st->ctime ? st->mtime : st->ctime;
+}

@@ -202,6 +202,11 @@ int zf_store_buf_reserve(zf_store_buf *b, size_t n);
  * 2^-128 chance).  Arrays keep one digest per present chunk (chunk/array.h). */
 zf_fp zf_stamp_digest(const zf_stamp *st);
 
+/* The newest of a stamp's times (mtime, ctime), ns since the epoch; 0 if
+ * it has none (when the version it identifies was written, as far as the
+ * store tells). */
+int64_t zf_stamp_time(const zf_stamp *st);
+
 /* Digest of the version a stamp identifies: zf_stamp_digest, but for a stamp
  * with a version tag (an ETag) only its kind, size and tag count, so the same
  * object seen by a listing and by a GET or HEAD (whose Last-Modified may

@@ -59,11 +59,9 @@ void zf_url_redact(const char *spec, char *out, size_t cap)
     size_t sl = scheme_len(spec);
     const char *p = spec;
     if (sl) {
-        const char *a = spec + sl + 3;
-        size_t alen = strcspn(a, "/?#");
-        const char *at = memchr(a, '@', alen);
-        while (at && memchr(at + 1, '@', alen - (size_t)(at + 1 - a)))
-            at = memchr(at + 1, '@', alen - (size_t)(at + 1 - a));
+        /* user information may hold '/', '?' or '#' too: everything up to the
+         * last '@' goes, wherever it is */
+        const char *a = spec + sl + 3, *at = strrchr(a, '@');
         zf_sbuf_add(&b, spec, (size_t)(a - spec));
         if (at)
             zf_sbuf_add(&b, "***", 3);
@@ -79,9 +77,10 @@ void zf_url_redact(const char *spec, char *out, size_t cap)
     free(b.data);
 }
 
-/* the prefix of s (n bytes): segments joined by single '/', %-decoded when
- * decode; "." and ".." segments refused */
-static int make_prefix(const char *s, size_t n, int decode, char **out, char *err, size_t errcap)
+/* the prefix of s (n bytes): segments joined by single '/', %-decoded (a
+ * decoded '/' is a byte of its segment); "." and ".." segments, and control
+ * characters however written, refused */
+static int make_prefix(const char *s, size_t n, char **out, char *err, size_t errcap)
 {
     char *p = malloc(n + 1);
     if (!p)
@@ -102,14 +101,19 @@ static int make_prefix(const char *s, size_t n, int decode, char **out, char *er
             continue;
         }
         int c = (unsigned char)s[i];
-        if (decode && c == '%') {
+        if (c == '%') {
             int hi = i + 2 < n ? hexval(s[i + 1]) : -1, lo = hi >= 0 ? hexval(s[i + 2]) : -1;
-            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+            if (hi < 0 || lo < 0) {
                 free(p);
-                return fail(err, errcap, "a bad %%-escape in the store URL's path");
+                return fail(err, errcap, "a bad %%-escape in the store URL's path (%%XX, two hex "
+                                         "digits; a '%%' itself is %%25)");
             }
             c = hi * 16 + lo;
             i += 2;
+        }
+        if (c < ' ' || c == 0x7f) {
+            free(p);
+            return fail(err, errcap, "control characters are not allowed in a store URL");
         }
         p[o++] = (char)c;
     }
@@ -200,19 +204,21 @@ int zf_url_parse(const char *spec, zf_url *u, char *err, size_t errcap)
         return fail(err, errcap, "unsupported scheme %.*s:// (use http://, https://, s3://, gs:// "
                                  "or a local path)", (int)(sl > 16 ? 16 : sl), spec);
     if (strpbrk(spec, "?#"))
-        return fail(err, errcap, "query strings and fragments ('?', '#') are not allowed in a store URL");
-    for (const char *c = spec; *c; c++)
-        if ((unsigned char)*c <= ' ' || *c == 0x7f)
-            return fail(err, errcap, "spaces and control characters are not allowed in a store URL");
+        return fail(err, errcap, "query strings and fragments ('?', '#') are not allowed in a store "
+                                 "URL (a '?' or '#' in a key is %%3F, %%23)");
+    int web = u->kind == ZF_URL_HTTP || u->kind == ZF_URL_HTTPS;
+    for (const char *c = spec; *c; c++) {
+        if ((unsigned char)*c < ' ' || *c == 0x7f)
+            return fail(err, errcap, "control characters are not allowed in a store URL");
+        if (*c == ' ' && web)
+            return fail(err, errcap, "spaces are not allowed in an http(s) store URL (write %%20)");
+    }
     const char *a = spec + sl + 3, *slash = strchr(a, '/');
     size_t alen = slash ? (size_t)(slash - a) : strlen(a);
-    int rc = u->kind == ZF_URL_HTTP || u->kind == ZF_URL_HTTPS
-                 ? parse_authority(a, alen, u, err, errcap)
-                 : parse_bucket(a, alen, u, err, errcap);
+    int rc = web ? parse_authority(a, alen, u, err, errcap) : parse_bucket(a, alen, u, err, errcap);
     const char *p = a + alen;
     if (rc == ZF_OK)
-        rc = make_prefix(p, strlen(p), u->kind == ZF_URL_HTTP || u->kind == ZF_URL_HTTPS, &u->path,
-                         err, errcap);
+        rc = make_prefix(p, strlen(p), &u->path, err, errcap);
     if (rc != ZF_OK)
         zf_url_free(u);
     return rc;

@@ -9,9 +9,13 @@
  * Refused, with a one-line reason: other schemes, user information
  * ("user:password@": credentials never go in the STORE argument, which the
  * mount table and process lists show), query strings and fragments, empty
- * hosts or buckets, bad ports, "." and ".." segments, bad %-escapes.
- * An http(s) path is %-decoded; s3 and gs prefixes are taken literally (as
- * the AWS and gcloud tools do).  Object URLs are built by %-encoding keys
+ * hosts or buckets, bad ports, "." and ".." segments, bad %-escapes,
+ * control characters (however written), spaces in an http(s) URL.
+ * Every path (http, https, s3, gs) is %-decoded: %XX is the byte XX (%20 a
+ * space, %25 a '%', %3F a '?', %23 a '#'); any other character stands for
+ * itself, and an s3 or gs prefix may hold spaces as they are (as the AWS and
+ * gcloud tools take them), so "s3://b/my data" and "s3://b/my%20data" are
+ * the same prefix.  Object URLs are built by %-encoding keys
  * (zf_url_escape). */
 #ifndef ZF_URL_H
 #define ZF_URL_H
@@ -45,7 +49,9 @@ int zf_url_has_scheme(const char *spec);
 
 /* spec as it may be shown in messages: user information and anything from
  * '?' or '#' on (which url.h refuses, but may hold secrets) become "***";
- * written into out (cap bytes, truncated, NUL-terminated). */
+ * written into out (cap bytes, truncated, NUL-terminated).  Everything from
+ * "SCHEME://" up to the last '@' counts as user information, even a path:
+ * a password may hold '/', '?' or '#'. */
 void zf_url_redact(const char *spec, char *out, size_t cap);
 
 /* Parse spec into *u (zeroed first).  ZF_EINVAL with the reason in err for

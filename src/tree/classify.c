@@ -12,6 +12,13 @@
 #include "base/err.h"
 #include "base/log.h"
 
+/* a document the node's metadata came from was written at st's time */
+static void origin_time(zf_walker *w, const zf_stamp *st)
+{
+    int64_t t = zf_stamp_time(st);
+    w->origin_time = t > w->origin_time ? t : w->origin_time;
+}
+
 /* mix the stamp of key into the fingerprint; returns it in *st (may be
  * NULL), the reason for a failure in err (may be NULL) */
 static int mix_stamp(zf_walker *w, const char *key, zf_stamp *st, char *err, size_t errcap)
@@ -57,6 +64,7 @@ static int read_doc(zf_walker *w, const char *dir, const char *name, char **doc,
         zf_fp d = zf_stamp_digest(&st);
         zf_tree_fp_mix(w->t, key, &d, sizeof d);
         zf_fp_add(&w->origin, &d, sizeof d);
+        origin_time(w, &st);
     } else {
         mix_stamp(w, key, NULL, NULL, 0); /* what is there instead (a directory, a link) */
     }
@@ -70,11 +78,14 @@ static int read_doc(zf_walker *w, const char *dir, const char *name, char **doc,
     return rc;
 }
 
-/* log why path is left out (or why the root is unusable) */
-static void log_invalid(const zf_walker *w, const char *path, const char *err)
+/* log why path is left out (or why the root is unusable: its metadata
+ * invalid, or rc ZF_EIO, the store could not be read: TLS, HTTP 403 ...) */
+static void log_invalid(const zf_walker *w, const char *path, int rc, const char *err)
 {
     if (*path)
         zf_log("%s/%s: left out: %s", zf_store_path(w->store), path, err);
+    else if (rc == ZF_EIO)
+        zf_log_error("%s: cannot read the store: %s", zf_store_path(w->store), err);
     else
         zf_log("%s: invalid root metadata: %s", zf_store_path(w->store), err);
 }
@@ -105,7 +116,7 @@ static int classify_cons_root(zf_walker *w, zf_node_kind *kind, zf_meta *m)
     char err[256] = "";
     int rc = zf_meta_parse_v3(doc, n, kind, m, err, sizeof err);
     if (rc)
-        log_invalid(w, "", err);
+        log_invalid(w, "", rc, err);
     return rc;
 }
 
@@ -154,10 +165,13 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
     char err[256] = "", *doc = NULL, *attrs = NULL;
     size_t n, an = 0;
     zf_fp_init(&w->origin);
+    w->origin_time = 0;
     int rc = classify_cons(w, path, kind, m);
     if (rc != ZF_ENOTFOUND) {
-        zf_fp d = zf_stamp_digest(w->cons ? zf_cons_stamp(w->cons) : &(zf_stamp){0});
+        const zf_stamp *cons = w->cons ? zf_cons_stamp(w->cons) : &(zf_stamp){0};
+        zf_fp d = zf_stamp_digest(cons);
         zf_fp_add(&w->origin, &d, sizeof d);
+        origin_time(w, cons);
         return rc;
     }
     /* a document that is there but cannot be read leaves the node out */
@@ -181,6 +195,7 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
         *kind = ZF_KIND_GROUP;
         zf_stamp st;
         rc = mix_stamp(w, key, &st, why, sizeof why);
+        origin_time(w, &st);
         if (rc == ZF_OK || rc == ZF_ENOTFOUND)
             return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
         snprintf(err, sizeof err, ".zgroup: %s", *why ? why : zf_strerror(rc));
@@ -191,7 +206,7 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
     if (rc == ZF_EIO) /* the store could not tell what is there: unknown (walk.c) */
         snprintf(w->unknown, sizeof w->unknown, "cannot read its metadata: %s", err);
     if (rc && (rc != ZF_EIO || (!*path && !w->t->opts->generation))) /* (the mount fails) */
-        log_invalid(w, path, err);
+        log_invalid(w, path, rc, err);
     return rc;
 }
 

@@ -95,10 +95,10 @@ static int file_stem(const char *name, char stem[ZF_STEM_MAX + 1])
 }
 
 /* add the files of the timedelta64 array at path (named name, in directory
- * dir); takes m's contents.  The array keeps its whole name (the CSV header,
- * .info), its files a stem that fits */
+ * dir): three nodes in a row, .txt first; takes m's contents.  The array
+ * keeps its whole name (the CSV header, .info), its files a stem that fits */
 int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m,
-                      const zf_fp *origin)
+                      const zf_fp *origin, int64_t time)
 {
     if (t->narrays == t->arrays_cap) {
         size_t cap = t->arrays_cap ? t->arrays_cap * 2 : 16;
@@ -133,6 +133,7 @@ int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path
             return ZF_ENOMEM;
         t->nodes[id - 1].layout = l;
         t->nodes[id - 1].view = (zf_view)v;
+        t->nodes[id - 1].mtime = time;
     }
     return ZF_OK;
 }

@@ -36,6 +36,20 @@ static void sort_children(zf_tree *t)
     }
 }
 
+/* a directory's time is also the newest of its children's own (a child
+ * added writes its metadata): children come after their parent, so each
+ * directory takes its children's times before they take their own children's */
+static void children_times(zf_tree *t)
+{
+    for (size_t i = 0; i < t->count; i++) {
+        zf_node *d = &t->nodes[i];
+        for (size_t k = 0; d->is_dir && k < d->nchildren; k++) {
+            int64_t c = t->nodes[d->children[k] - 1].mtime;
+            d->mtime = c > d->mtime ? c : d->mtime;
+        }
+    }
+}
+
 /* number of the node whose view path is path (the root is ZF_ROOT_INO) */
 static uint64_t path_ino(const char *path)
 {
@@ -120,6 +134,7 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
         rc = zf_tree_attach_labels(t);
     if (rc == ZF_OK) {
         sort_children(t);
+        children_times(t);
         rc = index_nodes(t);
     }
     t->opts = NULL; /* used only while building */
@@ -148,6 +163,60 @@ int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, char *why, size_t whyc
     if (t->fp.a != fresh->fp.a || t->fp.b != fresh->fp.b || t->count != fresh->count)
         return 1;
     return chunks_changed(t, why, whycap);
+}
+
+int64_t zf_tree_node_time(const zf_node *n)
+{
+    int64_t t = n->mtime;
+    if (!n->is_dir && zf_layout_sized(n->layout)) {
+        int64_t c = zf_array_chunks_time(zf_layout_array(n->layout));
+        t = c > t ? c : t;
+    }
+    return t;
+}
+
+/* are the children of directories a (of tree ta) and b (of tb) the same names? */
+static int same_entries(const zf_tree *ta, const zf_node *a, const zf_tree *tb, const zf_node *b)
+{
+    if (a->nchildren != b->nchildren)
+        return 0;
+    for (size_t i = 0; i < a->nchildren; i++)
+        if (strcmp(zf_tree_child(ta, a, i)->name, zf_tree_child(tb, b, i)->name))
+            return 0;
+    return 1;
+}
+
+/* does the array of file node n (of fresh) show what that of o (of old) showed? */
+static int same_array(const zf_node *n, const zf_node *o)
+{
+    zf_array *was = zf_layout_array(o->layout);
+    const zf_fp *a = zf_array_origin(zf_layout_array(n->layout)), *b = zf_array_origin(was);
+    char why[160]; /* a listing that cannot tell: changed (its time moves forward) */
+    return a->a == b->a && a->b == b->b &&
+           !(zf_layout_sized(o->layout) && zf_array_changed(was, why, sizeof why));
+}
+
+void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now)
+{
+    for (size_t i = 0; i < fresh->count; i++) {
+        zf_node *n = &fresh->nodes[i];
+        const zf_node *o = n->ino == ZF_ROOT_INO ? zf_tree_node(old, ZF_ROOT_INO)
+                                                 : zf_tree_lookup(old, n->parent, n->name);
+        int same = o && o->is_dir == n->is_dir &&
+                   (n->is_dir ? same_entries(fresh, n, old, o) : same_array(n, o));
+        size_t files = n->is_dir ? 1 : 3; /* an array's three files, .txt first (node.c) */
+        int64_t t = n->mtime;
+        if (same) {
+            t = o->mtime > t ? o->mtime : t;
+        } else {
+            int64_t was = o ? zf_tree_node_time(o) : 0;
+            t = now > t ? now : t;
+            t = was <= INT64_MAX - 1000000000 && was + 1000000000 > t ? was + 1000000000 : t;
+        }
+        for (size_t k = 0; k < files && i + k < fresh->count; k++)
+            fresh->nodes[i + k].mtime = t;
+        i += files - 1;
+    }
 }
 
 int zf_tree_unchanged(const zf_tree *t, char *why, size_t whycap)

@@ -26,6 +26,10 @@ typedef struct zf_node {
     size_t nchildren;
     zf_layout *layout;      /* files: the array's layout (shared by .txt/.csv/.info) */
     zf_view view;
+    int64_t mtime;          /* ns since the epoch, 0 if unknown: the newest time of the
+                             * metadata documents (of a directory's, and of its
+                             * children's), or when a change to it was seen
+                             * (zf_tree_inherit_times); zf_tree_node_time adds the chunks' */
     int incomplete;         /* dirs: the store could not tell all of its entries (a
                              * listing or a child's metadata failed, store.h): a
                              * name not among children is unknown, not absent */
@@ -35,7 +39,8 @@ typedef struct zf_tree zf_tree;
 
 /* Walk the store and build the tree.  ZF_ENOTFOUND if the root holds no Zarr
  * metadata; ZF_ECORRUPT / ZF_EUNSUPPORTED (with a log line) if the root's own
- * metadata is invalid or cannot be read.  Arrays with invalid or unsupported
+ * metadata is invalid, ZF_EIO (with a log line: "cannot read the store") if
+ * it cannot be read.  Arrays with invalid or unsupported
  * metadata are left out with a log line.  Each directory is walked once (by
  * device and inode): one reached again through a symlink (a loop, or a
  * second path to it) is not shown again, with a log line; a directory shows
@@ -77,6 +82,19 @@ uint64_t zf_tree_count(const zf_tree *t);
  * ZF_EIO (the key and reason in why) when a listing of such chunks failed:
  * the store could not tell. */
 int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, char *why, size_t whycap);
+
+/* When n's content last changed, as far as is known (ns since the epoch; 0
+ * if unknown): n->mtime, or for a file of a sized array the newest time of
+ * its stored chunks if that is later. */
+int64_t zf_tree_node_time(const zf_node *n);
+
+/* fresh replaces old (zf_tree_stale said so): each node of fresh that shows
+ * what the node of old at its path showed keeps that node's time; a node
+ * that changed (a file whose array's metadata documents or chunks changed,
+ * a directory whose entries changed, a new node) moves forward to now (ns
+ * since the epoch), at least a second past its old time.  May list the
+ * chunks of old's sized arrays (as zf_tree_stale does). */
+void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now);
 
 /* A re-check without a rebuild, for a remote store whose every node came
  * from consolidated metadata: 1 if that document's version (ETag) is the one the

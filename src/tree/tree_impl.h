@@ -47,11 +47,12 @@ void zf_tree_unknown(zf_tree *t, size_t dir, const char *key, const char *why, c
 void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n);
 
 /* Add the files of the timedelta64 array at path (named name, in directory
- * dir; origin: the stamps of its metadata documents); takes m's contents.
- * The array keeps its whole name (the CSV header, .info), its files a stem
- * that fits NAME_MAX (node.c). */
+ * dir; origin: the stamps of its metadata documents, time the newest of
+ * their times); takes m's contents.  The array keeps its whole name (the
+ * CSV header, .info), its files a stem that fits NAME_MAX; they are three
+ * nodes in a row, .txt first (node.c). */
 int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m,
-                      const zf_fp *origin);
+                      const zf_fp *origin, int64_t time);
 
 /* Remember the key of an array not shown (it may label others: coords.c)
  * (node.c). */

@@ -17,26 +17,23 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "base/utf8.h"
 #include "zarr/cf.h"
 
 #define ZF_MAX_DEPTH 64
 
-/* is name safe as one path component (UTF-8, no control characters)? */
+/* is name safe as one path component (UTF-8, no control characters as
+ * base/utf8.h counts them: C0, DEL, C1, bidi overrides and isolates)? */
 static int safe_name(const char *s)
 {
     size_t len = strlen(s);
     if (len == 0 || len > ZF_NAME_MAX || !strcmp(s, ".") || !strcmp(s, ".."))
         return 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        unsigned c = *p, extra = c < 0x80 ? 0 : (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2
-                               : (c & 0xF8) == 0xF0 ? 3 : 9;
-        if (c < 0x20 || c == 0x7F || c == '/' || extra == 9 || (extra == 1 && c < 0xC2))
+    for (const char *p = s, *end = s + len; p < end;) {
+        size_t k = zf_utf8_len(p, end);
+        if (!k || zf_utf8_is_control(p, k) || *p == '/')
             return 0;
-        for (unsigned i = 1; i <= extra; i++)
-            if ((p[i] & 0xC0) != 0x80)
-                return 0;
-        p += 1 + extra;
+        p += k;
     }
     return 1;
 }
@@ -349,7 +346,7 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
         zf_meta_clear(&m);
         return zf_tree_remember_other(w->t, w->path);
     }
-    rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin);
+    rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin, w->origin_time);
     w->shown += rc == ZF_OK;
     zf_meta_clear(&m);
     return rc;
@@ -365,6 +362,7 @@ static int walk(zf_walker *w, size_t dir, const char *name, int depth)
     size_t id = dir;
     if (depth > 0 && !(id = zf_tree_add_node(w->t, dir, name, 1)))
         return ZF_ENOMEM;
+    w->t->nodes[id - 1].mtime = w->origin_time; /* the group's documents' */
     return walk_group(w, id, depth);
 }
 
@@ -444,8 +442,11 @@ int zf_tree_walk(zf_tree *t)
         t->cons_stamp = *zf_cons_stamp(w->cons);
     }
     zf_stamp root = {0}; /* a remote store's root has no identity: not asked for */
-    if (rc == ZF_OK && (w->store->remote || (rc = zf_store_stamp(w->store, "", &root)) == ZF_OK) &&
-        (rc = first_visit(w, root.dev, root.ino)) == 1)
+    char why[200] = "";
+    if (rc == ZF_OK && !w->store->remote &&
+        (rc = zf_store_stamp_why(w->store, "", &root, why, sizeof why)) == ZF_EIO)
+        zf_log_error("%s: cannot read the store: %s", zf_store_path(w->store), why);
+    if (rc == ZF_OK && (rc = first_visit(w, root.dev, root.ino)) == 1)
         rc = walk(w, 1, name, 0);
     if (rc == ZF_OK)
         rc = walk_later(w);

@@ -40,6 +40,7 @@ typedef struct zf_walker {
     size_t nlater, later_cap;
     size_t shown, other, left_out; /* arrays shown, arrays of other types, nodes left out */
     zf_fp origin;               /* stamps of the documents the node classified last came from */
+    int64_t origin_time;        /* the newest of their times (zf_stamp_time), 0 if none */
     char unknown[400];          /* why the node classified last is unknown (ZF_EIO) */
     int own_docs;               /* some node's own metadata documents were read */
 } zf_walker;
@@ -47,7 +48,8 @@ typedef struct zf_walker {
 /* What is at path: ZF_OK with *kind (and *m for timedelta arrays), ZF_ENOTFOUND
  * if no Zarr metadata, ZF_EIO (w->unknown says why; not logged, but for the
  * root at mount) if the store could not tell, or another error already
- * logged.  w->origin gets the stamps of the documents it came from. */
+ * logged.  w->origin gets the stamps of the documents it came from,
+ * w->origin_time the newest of their times. */
 int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta *m);
 
 /* Log why the root group's consolidated metadata is not used, if it has some. */

@@ -3,19 +3,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/err.h"
+#include "base/log.h"
+
 #define MAGIC "ZFIDX\001\000\000"
 #define MAGIC_EXTRA "ZFIDX\002\000\000" /* the offsets, then a length and the extra bytes */
+#define MAX_LINKS 40                    /* symlinks followed on the way, as the kernel's limit */
 
 int zf_idxcache_default_dir(char *buf, size_t cap)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg && *xdg)
+    if (xdg && *xdg == '/') /* a relative XDG_CACHE_HOME is invalid (XDG spec): ignored */
         snprintf(buf, cap, "%s/zarrfs", xdg);
     else if (home && *home)
         snprintf(buf, cap, "%s/.cache/zarrfs", home);
@@ -24,10 +29,148 @@ int zf_idxcache_default_dir(char *buf, size_t cap)
     return 0;
 }
 
-static void file_name(const char *dir, const zf_fp *fp, char *buf, size_t cap)
+/* ------------------------------------------------- the checked directory */
+
+/* one walk to the cache directory: who we are, symlinks followed, why it failed */
+typedef struct walk {
+    uid_t uid;
+    int create;        /* make missing directories (0700) */
+    int absent;        /* a directory on the way does not exist (and was not made) */
+    int links;
+    char why[200];
+} walk;
+
+static int refuse(walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int refuse(walk *w, const char *fmt, ...)
 {
-    snprintf(buf, cap, "%s/%016llx%016llx.idx", dir, (unsigned long long)fp->a,
-             (unsigned long long)fp->b);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->why, sizeof w->why, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* may a directory on the way to the cache be trusted?  Owned by root or us,
+ * and writable by nobody else unless sticky (/tmp: others cannot replace
+ * what we own in it) */
+static int trusted_on_way(const walk *w, const struct stat *st)
+{
+    return (st->st_uid == w->uid || st->st_uid == 0) &&
+           (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX));
+}
+
+static int walk_path(walk *w, int base, const char *path);
+
+/* the directory name in at (an O_PATH descriptor of a trusted directory),
+ * through a symlink only when root or we own it; an O_PATH descriptor or -1 */
+static int step(walk *w, int at, const char *name)
+{
+    int fd = openat(at, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && w->create && mkdirat(at, name, 0700) == 0)
+        fd = openat(at, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        w->absent = errno == ENOENT;
+        return refuse(w, "%s: %s", name, strerror(errno));
+    }
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return refuse(w, "%s: %s", name, strerror(errno));
+    }
+    if (S_ISLNK(st.st_mode)) {
+        char target[4096];
+        int ours = st.st_uid == w->uid || st.st_uid == 0;
+        ssize_t n = ours ? readlinkat(fd, "", target, sizeof target - 1) : -1;
+        close(fd);
+        if (!ours)
+            return refuse(w, "%s is a symlink owned by another user (uid %u)", name,
+                          (unsigned)st.st_uid);
+        if (n <= 0 || ++w->links > MAX_LINKS)
+            return refuse(w, "%s: a symlink that cannot be followed", name);
+        target[n] = '\0';
+        return walk_path(w, at, target);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        close(fd);
+        return refuse(w, "%s is not a directory", name);
+    }
+    if (!trusted_on_way(w, &st)) {
+        close(fd);
+        return refuse(w, "%s is owned by another user or writable by others (uid %u, mode %03o)",
+                      name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+    }
+    return fd;
+}
+
+/* follow path from the trusted directory base (from "/" when absolute),
+ * component by component; an O_PATH descriptor of where it ends, or -1 */
+static int walk_path(walk *w, int base, const char *path)
+{
+    int cur = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)
+                             : fcntl(base, F_DUPFD_CLOEXEC, 0);
+    struct stat st;
+    if (cur < 0 || fstat(cur, &st) != 0 || !trusted_on_way(w, &st)) {
+        if (cur >= 0)
+            close(cur);
+        return refuse(w, "%s: its start cannot be trusted", path);
+    }
+    char name[256];
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n >= sizeof name) {
+            close(cur);
+            return refuse(w, "a path component longer than 255 bytes");
+        }
+        memcpy(name, p, n);
+        name[n] = '\0';
+        p += n + (p[n] == '/');
+        if (n == 0 || !strcmp(name, "."))
+            continue;
+        int next = step(w, cur, name);
+        close(cur);
+        if (next < 0)
+            return -1;
+        cur = next;
+    }
+    return cur;
+}
+
+/* the cache directory dir (absolute) as a directory descriptor, when every
+ * directory on the way is root's or ours and writable by nobody else (or
+ * sticky), and dir itself is ours and writable by nobody else; symlinks
+ * only when root or we own them.  create: missing directories are made
+ * (0700).  -1 when absent (and not made), or refused: one log line (the
+ * process's first refusal only). */
+static int open_dir(const char *dir, int create)
+{
+    walk w = {.uid = geteuid(), .create = create};
+    int fd = dir[0] == '/' ? walk_path(&w, -1, dir) : refuse(&w, "not an absolute path");
+    struct stat st = {0};
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == w.uid &&
+        !(st.st_mode & (S_IWGRP | S_IWOTH))) {
+        int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        close(fd);
+        if (dfd >= 0)
+            return dfd;
+        refuse(&w, "%s", strerror(errno));
+    } else if (fd >= 0) {
+        refuse(&w, "owned by another user or writable by others (uid %u, mode %03o)",
+               (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        close(fd);
+    } else if (w.absent && !create) {
+        return -1; /* not made yet: nothing to say */
+    }
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        zf_log("the index cache directory %s is not used: %s", dir, w.why);
+    return -1;
+}
+
+/* ----------------------------------------------------------- index files */
+
+static void file_name(const zf_fp *fp, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%016llx%016llx.idx", (unsigned long long)fp->a, (unsigned long long)fp->b);
 }
 
 static int read_full(int fd, void *buf, size_t n)
@@ -62,68 +205,91 @@ typedef struct header {
     uint64_t a, b, n;
 } header;
 
-int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off0, uint64_t *off1,
-                     size_t max_extra, void **extra, size_t *extra_len)
+/* read the open index file fd (st its status) as load describes */
+static int read_index(int fd, const struct stat *st, const zf_fp *fp, uint64_t n, uint64_t *off0,
+                      uint64_t *off1, size_t max_extra, void **extra, size_t *extra_len, char *why,
+                      size_t cap)
 {
-    char path[4096];
-    file_name(dir, fp, path, sizeof path);
-    /* whatever is there, never block on it (a FIFO) nor follow it */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
     header h;
-    struct stat st;
-    uint64_t offsets = sizeof h + 2 * n * sizeof *off0, xlen = 0;
-    void *x = NULL;
-    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size >= offsets &&
-             read_full(fd, &h, sizeof h) == 0 &&
-             !memcmp(h.magic, extra ? MAGIC_EXTRA : MAGIC, 8) && h.a == fp->a &&
-             h.b == fp->b && h.n == n && read_full(fd, off0, n * sizeof *off0) == 0 &&
-             read_full(fd, off1, n * sizeof *off1) == 0;
-    if (ok && extra) /* the extra bytes: exactly as many as the file holds, within the bound */
-        ok = read_full(fd, &xlen, sizeof xlen) == 0 && xlen <= max_extra &&
-             (uint64_t)st.st_size - offsets - sizeof xlen == xlen &&
-             (x = malloc(xlen ? (size_t)xlen : 1)) && read_full(fd, x, (size_t)xlen) == 0;
-    else
-        ok = ok && (uint64_t)st.st_size == offsets;
-    close(fd);
-    if (ok && extra) {
-        *extra = x; /* the caller's */
-        *extra_len = (size_t)xlen;
-    } else {
+    uint64_t size = (uint64_t)st->st_size, xlen = 0;
+    if (!S_ISREG(st->st_mode) || st->st_uid != geteuid())
+        return zf_errf(why, cap, ZF_ECORRUPT, "not a regular file of the daemon's user");
+    if (n > (UINT64_MAX - sizeof h) / 16 || size < sizeof h + 16 * n)
+        return zf_errf(why, cap, ZF_ECORRUPT, "%llu bytes, too short for %llu entries",
+                       (unsigned long long)size, (unsigned long long)n);
+    if (read_full(fd, &h, sizeof h) || memcmp(h.magic, extra ? MAGIC_EXTRA : MAGIC, 8) ||
+        h.a != fp->a || h.b != fp->b || h.n != n)
+        return zf_errf(why, cap, ZF_ECORRUPT, "a header that is not this index's");
+    if (read_full(fd, off0, n * sizeof *off0) || read_full(fd, off1, n * sizeof *off1))
+        return zf_errf(why, cap, ZF_ECORRUPT, "cannot read the offsets");
+    uint64_t rest = size - sizeof h - 16 * n;
+    if (!extra)
+        return rest ? zf_errf(why, cap, ZF_ECORRUPT, "%llu bytes past the offsets",
+                              (unsigned long long)rest)
+                    : ZF_OK;
+    if (rest < sizeof xlen || read_full(fd, &xlen, sizeof xlen) || xlen > max_extra ||
+        xlen != rest - sizeof xlen)
+        return zf_errf(why, cap, ZF_ECORRUPT, "extra bytes of the wrong length");
+    void *x = malloc(xlen ? (size_t)xlen : 1);
+    if (!x)
+        return ZF_ENOMEM;
+    if (read_full(fd, x, (size_t)xlen)) {
         free(x);
+        return zf_errf(why, cap, ZF_ECORRUPT, "cannot read the extra bytes");
     }
-    for (uint64_t i = 1; ok && i < n; i++) /* offsets never decrease */
-        ok = off0[i] >= off0[i - 1] && off1[i] >= off1[i - 1];
-    return ok ? 0 : -1;
+    *extra = x; /* the caller's */
+    *extra_len = (size_t)xlen;
+    return ZF_OK;
 }
 
-/* create dir and its missing parents */
-static void mkdir_p(const char *dir)
+int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off0, uint64_t *off1,
+                     size_t max_extra, void **extra, size_t *extra_len, char *why, size_t cap)
 {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(buf, 0700);
-            *p = '/';
-        }
-    }
-    mkdir(buf, 0700);
+    char name[64];
+    file_name(fp, name, sizeof name);
+    int dfd = open_dir(dir, 0);
+    if (dfd < 0)
+        return ZF_ENOTFOUND;
+    /* whatever is there, never block on it (a FIFO) nor follow it */
+    int fd = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+    int rc = fd < 0 && errno == ENOENT ? ZF_ENOTFOUND : ZF_OK;
+    struct stat st;
+    if (rc == ZF_OK && (fd < 0 || fstat(fd, &st) != 0))
+        rc = zf_errf(why, cap, ZF_ECORRUPT, "%s", strerror(errno));
+    if (rc == ZF_OK)
+        rc = read_index(fd, &st, fp, n, off0, off1, max_extra, extra, extra_len, why, cap);
+    if (fd >= 0)
+        close(fd);
+    close(dfd);
+    return rc;
+}
+
+void zf_idxcache_drop(const char *dir, const zf_fp *fp)
+{
+    char name[64];
+    file_name(fp, name, sizeof name);
+    int dfd = open_dir(dir, 0);
+    if (dfd < 0)
+        return;
+    unlinkat(dfd, name, 0);
+    close(dfd);
 }
 
 void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64_t *off0,
                       const uint64_t *off1, const void *extra, size_t extra_len)
 {
-    char path[4096], tmp[4200];
-    mkdir_p(dir);
-    file_name(dir, fp, path, sizeof path);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    unlink(tmp); /* a leftover (or a FIFO) there: O_EXCL makes a fresh file or fails */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
+    char name[64], tmp[96];
+    int dfd = open_dir(dir, 1);
+    if (dfd < 0)
         return;
+    file_name(fp, name, sizeof name);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", name, (long)getpid());
+    unlinkat(dfd, tmp, 0); /* a leftover (or a FIFO) there: O_EXCL makes a fresh file or fails */
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        close(dfd);
+        return;
+    }
     header h = {.a = fp->a, .b = fp->b, .n = n};
     memcpy(h.magic, extra ? MAGIC_EXTRA : MAGIC, 8);
     uint64_t xlen = extra_len;
@@ -132,6 +298,7 @@ void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64
              (!extra || (write_full(fd, &xlen, sizeof xlen) == 0 &&
                          write_full(fd, extra, extra_len) == 0));
     ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0)
-        unlink(tmp);
+    if (!ok || renameat(dfd, tmp, dfd, name) != 0)
+        unlinkat(dfd, tmp, 0);
+    close(dfd);
 }

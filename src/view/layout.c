@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -91,6 +92,11 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     pthread_mutex_init(&l->mu, NULL);
     zf_deadline_cond_init(&l->cv); /* readers wait for the pass until their deadline */
     return l;
+}
+
+zf_array *zf_layout_array(const zf_layout *l)
+{
+    return l->a;
 }
 
 void zf_layout_free(zf_layout *l)
@@ -189,9 +195,10 @@ static int check_last_block(zf_layout *l)
         if ((rc = zf_layout_measure_chunk(l, ci[i], 0, &s)) == ZF_OK && l->bad)
             rc = ZF_ESTALE; /* saved without damaged chunks: one now is a change */
     if (rc == ZF_OK && l->lab) /* the last block's values in their saved format */
-        l->off[1][nb] += l->bnn[nb - 1] * zf_pdcsv_extra((zf_pdmode)modes[nb - 1]) +
-                         (l->pd.values == ZF_VALUES_DURATION && modes[nb - 1] != ZF_PD_DAYS
-                              ? l->bneg[nb - 1] : 0);
+        l->off[1][nb] = zf_sat_add(l->off[1][nb],
+                                   l->bnn[nb - 1] * zf_pdcsv_extra((zf_pdmode)modes[nb - 1]) +
+                                       (l->pd.values == ZF_VALUES_DURATION &&
+                                                modes[nb - 1] != ZF_PD_DAYS ? l->bneg[nb - 1] : 0));
     for (int v = 0; v < 2; v++) {
         if (rc == ZF_OK && l->off[v][nb] != kept[v][nb] - kept[v][nb - 1])
             rc = ZF_ESTALE;
@@ -216,6 +223,11 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     zf_fp_init(fp);
     zf_fp_add(fp, ZF_VERSION, sizeof ZF_VERSION);
     int rc = zf_array_snapshot(l->a, fp);
+    if (zf_array_unlisted(l->a)) { /* keyed by its metadata's ETags, which may be digests of
+                                    * their content (S3, GCS): the same in another store */
+        const char *store = zf_store_path(zf_array_store(l->a));
+        zf_fp_add(fp, store, strlen(store) + 1);
+    }
     zf_fp_add(fp, &l->format, sizeof l->format);
     zf_fp_add(fp, l->text->nat, l->text->nat_len);
     zf_fp_add(fp, l->header, l->header_len);
@@ -225,32 +237,59 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     return rc;
 }
 
-/* the persisted index saved under fp into l->off, with (unlisted store) the
- * chunk versions it was computed from as the array's snapshot: ZF_OK, or
- * ZF_ENOTFOUND (none usable), ZF_ENOMEM */
+/* the index file under fp does not fit the metadata (why): logged and removed */
+static void discard_persisted(const zf_layout *l, const zf_fp *fp, const char *why)
+{
+    zf_log("%s/%s: the persisted offset index does not fit the array (%s); discarded, the array "
+           "is sized afresh", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a), why);
+    zf_idxcache_drop(l->index_dir, fp);
+}
+
+/* the persisted index saved under fp into l->off, checked against the
+ * metadata, with (unlisted store) the chunk versions it was computed from as
+ * the array's snapshot: ZF_OK, or ZF_ENOTFOUND (none usable), ZF_ENOMEM */
 static int load_persisted(zf_layout *l, const zf_fp *fp)
 {
     for (int v = 0; v < 2; v++)
         if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
             return ZF_ENOMEM;
     int unlisted = zf_array_unlisted(l->a);
-    size_t modes = l->lab ? (size_t)l->nblocks : 0; /* the extra bytes: modes, then versions */
+    /* the extra bytes: modes, then (unlisted) the chunks' time and versions */
+    size_t modes = l->lab ? (size_t)l->nblocks : 0, time = unlisted ? sizeof(int64_t) : 0;
     void *extra = NULL;
     size_t extra_len = 0;
     uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
-    size_t most = modes + (!unlisted ? 0 : n < (SIZE_MAX - modes) / 24 ? (size_t)n * 24 : SIZE_MAX - modes);
-    if (zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
-                         unlisted || modes ? &extra : NULL, &extra_len) != 0)
-        return ZF_ENOTFOUND;
-    int rc = extra_len < modes ? ZF_ECORRUPT : ZF_OK;
-    if (rc == ZF_OK && modes && !(l->bmode = malloc(modes)))
+    size_t head = modes + time, most = head + (!unlisted ? 0 : n < (SIZE_MAX - head) / 24
+                                                                 ? (size_t)n * 24 : SIZE_MAX - head);
+    char why[300] = "";
+    int rc = zf_idxcache_load(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], most,
+                              unlisted || modes ? &extra : NULL, &extra_len, why, sizeof why);
+    if (rc == ZF_OK && extra_len < head) {
+        snprintf(why, sizeof why, "%zu extra bytes, fewer than its %zu blocks%s", extra_len, modes,
+                 time ? " and the chunks' time" : "");
+        rc = ZF_ECORRUPT;
+    }
+    if (rc == ZF_OK && modes && (l->bmode = malloc(modes)))
+        memcpy(l->bmode, extra, modes);
+    else if (rc == ZF_OK && modes)
         rc = ZF_ENOMEM;
-    for (size_t b = 0; rc == ZF_OK && b < modes; b++)
-        if ((l->bmode[b] = ((uint8_t *)extra)[b]) > ZF_PD_NS)
-            rc = ZF_ECORRUPT;
+    if (rc == ZF_OK)
+        rc = zf_layout_index_check(l, why, sizeof why);
+    int64_t t = 0; /* the chunks' newest time (ns since the epoch) */
     if (rc == ZF_OK && unlisted)
-        rc = zf_array_snap_load(l->a, (uint8_t *)extra + modes, extra_len - modes);
+        memcpy(&t, (uint8_t *)extra + modes, sizeof t);
+    if (t < 0) {
+        snprintf(why, sizeof why, "a chunks' time before 1970");
+        rc = ZF_ECORRUPT;
+    }
+    if (rc == ZF_OK && unlisted &&
+        (rc = zf_array_snap_load(l->a, (uint8_t *)extra + head, extra_len - head)) == ZF_ECORRUPT)
+        snprintf(why, sizeof why, "chunk versions that are not the array's");
+    if (rc == ZF_OK && unlisted)
+        zf_array_set_chunks_time(l->a, t);
     free(extra);
+    if (rc == ZF_ECORRUPT)
+        discard_persisted(l, fp, why);
     if (rc == ZF_ECORRUPT)
         return ZF_ENOTFOUND;
     if (rc || zf_array_store(l->a)->remote) /* remote: no chunk is fetched to check it */
@@ -263,20 +302,36 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
 }
 
 /* save the index under fp, with the value formats of a labelled .csv's
- * blocks and the chunk versions of an unlisted store */
+ * blocks and, for an unlisted store, the chunks' newest time and versions */
 static void save_persisted(zf_layout *l, const zf_fp *fp)
 {
     size_t len = 0, modes = l->lab ? (size_t)l->nblocks : 0;
-    const void *snap = zf_array_unlisted(l->a) ? zf_array_snap_data(l->a, &len) : NULL;
-    uint8_t *extra = modes + len ? malloc(modes + len) : NULL;
-    if (modes + len && !extra)
+    int unlisted = zf_array_unlisted(l->a);
+    const void *snap = unlisted ? zf_array_snap_data(l->a, &len) : NULL;
+    int64_t t = zf_array_chunks_time(l->a);
+    size_t time = unlisted ? sizeof t : 0, all = modes + time + len;
+    uint8_t *extra = all ? malloc(all) : NULL;
+    if (all && !extra)
         return;
     if (modes)
         memcpy(extra, l->bmode, modes);
+    if (time)
+        memcpy(extra + modes, &t, time);
     if (len)
-        memcpy(extra + modes, snap, len);
-    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, modes + len);
+        memcpy(extra + modes + time, snap, len);
+    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, all);
     free(extra);
+}
+
+void zf_layout_drop_index(zf_layout *l)
+{
+    if (!l->index_dir || !zf_array_unlisted(l->a) || !zf_layout_sized(l) ||
+        __atomic_exchange_n(&l->index_dropped, 1, __ATOMIC_ACQ_REL))
+        return;
+    zf_idxcache_drop(l->index_dir, &l->fp);
+    zf_log_msg(ZF_LOG_INFO, "%s/%s: its persisted offset index was computed from other chunks; "
+               "discarded, the next open of its files sizes it afresh",
+               zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
 }
 
 /* labelled .csv: the rows pandas formats at once, and offset blocks that
@@ -343,6 +398,7 @@ static int load_or_build(zf_layout *l)
         rc = layout_fingerprint(l, &fp);
     if (rc)
         return rc;
+    l->fp = fp;
     if (l->index_dir && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
         return rc;
     for (int v = 0; v < 2; v++) {
@@ -361,6 +417,8 @@ static int load_or_build(zf_layout *l)
         keep = keep && adopted == ZF_OK; /* an index is saved only with its chunks' versions */
         rc = rc ? rc : adopted == ZF_ENOMEM ? adopted : ZF_OK;
     }
+    for (int v = 0; v < 2 && keep; v++) /* a view left out: nothing to keep */
+        keep = l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX;
     if (keep && l->index_dir)
         save_persisted(l, &fp);
     return rc;
@@ -376,8 +434,8 @@ int zf_layout_ensure_sized(zf_layout *l)
     int rc = late ? ZF_ETIMEDOUT : ZF_OK;
     if (l->state == UNSIZED && zf_deadline_spent()) {
         rc = ZF_ETIMEDOUT; /* a cancelled request starts no pass */
-    } else if (l->state == UNSIZED) {
-        l->state = SIZING;
+    } else if (l->state == UNSIZED) { /* written atomically: zf_layout_sized reads it without the lock */
+        __atomic_store_n(&l->state, SIZING, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&l->mu);
         rc = load_or_build(l);
         pthread_mutex_lock(&l->mu);
@@ -387,7 +445,7 @@ int zf_layout_ensure_sized(zf_layout *l)
                 l->off[v] = NULL;
             }
         }
-        l->state = rc ? UNSIZED : SIZED;
+        __atomic_store_n(&l->state, rc ? UNSIZED : SIZED, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&l->cv);
     }
     pthread_mutex_unlock(&l->mu);
@@ -429,12 +487,15 @@ static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
     zf_sbuf_add(sb, "\n", 1);
 }
 
-/* build the .info text (again, when fresh: the last one said something was
- * not known yet); lock held.  A failure is not kept: the next call tries
- * again (the last text, if any, stays) */
-static int build_info(zf_layout *l, int fresh)
+enum { INFO_ONCE, INFO_UNKNOWN, INFO_NOW }; /* build_info: when to build the text again */
+
+/* build the .info text when there is none, or again: INFO_UNKNOWN when
+ * the last one said something was not known yet, INFO_NOW whatever it said
+ * (an open); lock held.  A failure is not kept: the next call tries again
+ * (the last text, if any, stays) */
+static int build_info(zf_layout *l, int again)
 {
-    if (l->info && !(fresh && !l->info_final))
+    if (l->info && (again == INFO_ONCE || (again == INFO_UNKNOWN && l->info_final)))
         return ZF_OK;
     zf_sbuf sb = {0};
     int final = 0;
@@ -455,7 +516,7 @@ static int build_info(zf_layout *l, int fresh)
 int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_t *got)
 {
     pthread_mutex_lock(&l->mu);
-    int rc = build_info(l, 0);
+    int rc = build_info(l, INFO_ONCE);
     *got = 0;
     if (rc == ZF_OK && off < l->info_len) {
         *got = len < l->info_len - off ? len : (size_t)(l->info_len - off);
@@ -465,33 +526,44 @@ int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_
     return rc;
 }
 
-int zf_layout_info_refresh(zf_layout *l)
+int zf_layout_info_now(zf_layout *l, char **text, size_t *len)
 {
     pthread_mutex_lock(&l->mu);
-    int rc = build_info(l, 1);
+    int rc = build_info(l, INFO_NOW);
+    if (rc == ZF_OK && !(*text = malloc(l->info_len + 1)))
+        rc = ZF_ENOMEM;
+    if (rc == ZF_OK) {
+        memcpy(*text, l->info, l->info_len);
+        (*text)[l->info_len] = '\0';
+        *len = l->info_len;
+    }
     pthread_mutex_unlock(&l->mu);
     return rc;
-}
-
-int zf_layout_info_final(zf_layout *l)
-{
-    pthread_mutex_lock(&l->mu);
-    int final = l->info && l->info_final;
-    pthread_mutex_unlock(&l->mu);
-    return final;
 }
 
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
 {
     if (v == ZF_VIEW_INFO) { /* what is known now: the text again if it was not final */
         pthread_mutex_lock(&l->mu);
-        int rc = build_info(l, 1);
+        int rc = build_info(l, INFO_UNKNOWN);
         *size = l->info_len;
         pthread_mutex_unlock(&l->mu);
         return rc;
     }
-    int rc = zf_layout_ensure_sized(l);
+    int rc = zf_layout_ensure_text(l, v);
     if (rc == ZF_OK)
         *size = l->off[v][l->nblocks];
     return rc;
+}
+
+int zf_layout_ensure_text(zf_layout *l, zf_view v)
+{
+    int rc = zf_layout_ensure_sized(l);
+    if (rc || l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX)
+        return rc;
+    if (!__atomic_exchange_n(&l->too_long[v], 1, __ATOMIC_RELAXED))
+        zf_log("%s/%s: %s.%s would be 2^62 bytes or more; left out",
+               zf_store_path(zf_array_store(l->a)), zf_array_path(l->a), l->name,
+               v == ZF_VIEW_TXT ? "txt" : "csv");
+    return ZF_ENOTFOUND;
 }

@@ -30,6 +30,11 @@
 
 #define ZF_LAYOUT_BLOCK 4096
 
+/* A text view of this many bytes or more (2^62: far within off_t) is left
+ * out: its size and reads fail with ZF_ENOTFOUND, after one log line naming
+ * it.  Lengths are summed saturating, so no view's size ever wraps. */
+#define ZF_LAYOUT_TEXT_MAX ((uint64_t)1 << 62)
+
 /* the files of an array: values, indices and values, a description (info.h) */
 typedef enum zf_view { ZF_VIEW_TXT, ZF_VIEW_CSV, ZF_VIEW_INFO } zf_view;
 
@@ -50,6 +55,9 @@ typedef struct zf_layout_opts {
  * column is called name.  NULL on allocation failure or bad options. */
 zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *opts);
 
+/* The array whose text the layout shows. */
+zf_array *zf_layout_array(const zf_layout *l);
+
 /* Free a layout; NULL is allowed. */
 void zf_layout_free(zf_layout *l);
 
@@ -61,20 +69,20 @@ int zf_layout_sized(zf_layout *l);
  * fail reads that never asked for its bytes.) */
 int zf_layout_damaged(const zf_layout *l);
 
-/* The .info text again, at an open of NAME.info, if the last one said
- * something was not known yet (a remote array's chunks before it was sized:
- * view/info.h); its size may change then (open it with direct_io).  ZF_OK
- * or ZF_ENOMEM. */
-int zf_layout_info_refresh(zf_layout *l);
-
-/* Does the .info text built last tell everything (nothing "not known yet")?
- * 0 also before it was built. */
-int zf_layout_info_final(zf_layout *l);
-
 /* Exact size in bytes of view v; runs the pass on first use (not for .info,
  * which never waits for the store: its size is that of the text of what is
- * known now, built again while it is not final). */
+ * known now, built again while it is not final).  ZF_ENOTFOUND for a view
+ * of ZF_LAYOUT_TEXT_MAX bytes or more (left out). */
 int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size);
+
+/* The .info text as it is now, at an open of NAME.info (the chunks present
+ * counted again from what is known without waiting on a remote store:
+ * view/info.h), which the view's size and reads show from then on: a
+ * malloc'd copy into *text (the caller's, NUL-terminated; *len bytes).  An
+ * open file keeps the copy of its open, so its bytes are that open's
+ * whatever changes (fs/: direct_io, its size never cached).  ZF_OK, ZF_EIO
+ * (the store could not tell, info.h), ZF_ENOMEM. */
+int zf_layout_info_now(zf_layout *l, char **text, size_t *len);
 
 /* Copy up to len bytes of view v starting at off into buf (caller-owned).
  * *got is len unless the end of the text comes first. */

@@ -29,12 +29,15 @@ struct zf_layout {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int state;                    /* UNSIZED, SIZING or SIZED (layout.c) */
+    int too_long[2];              /* per text view: left out (ZF_LAYOUT_TEXT_MAX), logged */
     uint64_t *off[2];             /* [view][block] byte offset, nblocks + 1 entries */
     uint8_t *bad;                 /* bitmap of chunks that failed to decode */
     char *name;
     char *index_dir;              /* NULL: indexes are not persisted */
+    zf_fp fp;                     /* what the offset index is keyed on (once sized) */
+    int index_dropped;            /* its persisted copy was discarded (atomic) */
     zf_format format;
-    char *info;                   /* the .info text, built on first use (under mu) */
+    char *info;                   /* the .info text, built on first use (the latest, under mu) */
     int info_final;               /* info tells nothing "not known yet" (info.h) */
     /* labelled .csv (labels.h), set up with the first size; lab NULL: index columns */
     zf_labsrc *srcs;              /* where the label columns come from (owned array) */
@@ -49,6 +52,20 @@ struct zf_layout {
                                      (after the pass) the zf_pdmode of its slice */
     size_t info_len;
 };
+
+/* Text lengths saturate: a sum that would pass 2^64 stays at UINT64_MAX, so
+ * a view that long is seen as too long (ZF_LAYOUT_TEXT_MAX), never wrapped. */
+static inline uint64_t zf_sat_add(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline uint64_t zf_sat_mul(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
 
 /* Whether chunk ci failed to decode (lock-free; marks are only ever added). */
 static inline int zf_layout_is_bad(const zf_layout *l, uint64_t ci)
@@ -70,6 +87,12 @@ typedef struct zf_pass_scratch {
  * remote store's passing failure fail it. */
 int zf_layout_measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, zf_pass_scratch *s);
 
+/* Labelled .csv: the length of the label fields (and their commas) of the k
+ * lines from coordinates c on along the last axis, saturating; O(columns)
+ * unless a column's field steps by more than 1 along that axis (O(k) then,
+ * k lines within its table). */
+uint64_t zf_layout_labels_len(const zf_layout *l, const uint64_t *c, uint64_t k);
+
 /* Run the size pass over every chunk into l->off (and the labelled .csv's
  * per-block counts); ZF_OK or the first failure. */
 int zf_layout_run_pass(zf_layout *l);
@@ -77,12 +100,29 @@ int zf_layout_run_pass(zf_layout *l);
 /* Run the size pass once (or load its persisted index); ZF_OK or an error. */
 int zf_layout_ensure_sized(zf_layout *l);
 
+/* zf_layout_ensure_sized, then ZF_ENOTFOUND (one log line) if text view v
+ * is too long to be shown (ZF_LAYOUT_TEXT_MAX). */
+int zf_layout_ensure_text(zf_layout *l, zf_view v);
+
 /* Length of the labelled .csv line of the element at coordinates c holding
  * x, its value column in mode (layout_read.c). */
 uint64_t zf_layout_lab_len(const zf_layout *l, const uint64_t *c, int64_t x, zf_pdmode mode);
 
+/* A read found a chunk rewritten since the array was sized (ZF_ESTALE): a
+ * store that cannot be listed keys its persisted index by its metadata
+ * alone, so that copy is discarded (once, logged) and the next sizing (a new
+ * generation's, chunk/array.h: zf_array_changed) builds and saves it again. */
+void zf_layout_drop_index(zf_layout *l);
+
 /* Copy up to len bytes of the .info text from off into buf (*got of them),
  * building it on first use; ZF_OK or ZF_ENOMEM. */
 int zf_layout_info_read(zf_layout *l, uint64_t off, char *buf, size_t len, size_t *got);
+
+/* Does the loaded index (l->off, and l->bmode for a labelled .csv) fit what
+ * the metadata implies: each view starting at 0 (.txt) or after its header
+ * (.csv), each block as long as its elements' lines can be, totals below
+ * ZF_LAYOUT_TEXT_MAX, value formats that exist, one per slice?  ZF_OK, or
+ * ZF_ECORRUPT with the first inconsistency in why (layout_index.c). */
+int zf_layout_index_check(const zf_layout *l, char *why, size_t cap);
 
 #endif

@@ -51,11 +51,20 @@ typedef struct pass {
     zf_deadline_ctx ctx; /* the request the pass runs for: its cancellation ends the pass */
 } pass;
 
+/* *p += x, saturating (shared by threads) */
+static void sat_add_to(uint64_t *p, uint64_t x)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(p, &cur, zf_sat_add(cur, x), 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED))
+        ;
+}
+
 /* add one block's text lengths to the index (blocks are shared by threads) */
 static void add_block(zf_layout *l, uint64_t b, uint64_t tsum, uint64_t csum)
 {
-    __atomic_fetch_add(&l->off[0][b + 1], tsum, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&l->off[1][b + 1], csum, __ATOMIC_RELAXED);
+    sat_add_to(&l->off[0][b + 1], tsum);
+    sat_add_to(&l->off[1][b + 1], csum);
 }
 
 /* the index columns' text length of a line, but the last index's digits */
@@ -116,12 +125,10 @@ static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t 
     }
 }
 
-/* the label fields' length (and their commas) of the k lines from c on
- * along the last axis */
-static uint64_t labels_len(const zf_layout *l, const uint64_t *c, uint64_t k)
+uint64_t zf_layout_labels_len(const zf_layout *l, const uint64_t *c, uint64_t k)
 {
     unsigned last = l->ndim - 1;
-    uint64_t sum = k * l->lab->ncols;
+    uint64_t sum = k * l->lab->ncols; /* k < 2^45 (a block), fields < 2^28 (ZF_LABELS_MAX) */
     for (unsigned i = 0; i < l->lab->ncols; i++) {
         const zf_labcol *col = &l->lab->cols[i];
         uint64_t s = col->stride[last];
@@ -132,10 +139,11 @@ static uint64_t labels_len(const zf_layout *l, const uint64_t *c, uint64_t k)
         }
         uint64_t t = zf_labcol_field(col, c, l->ndim);
         if (s <= 1)
-            sum += s ? col->start[t + k] - col->start[t] : k * (col->start[t + 1] - col->start[t]);
+            sum = zf_sat_add(sum, s ? col->start[t + k] - col->start[t]
+                                    : zf_sat_mul(k, col->start[t + 1] - col->start[t]));
         else
             for (uint64_t j = 0; j < k; j++, t += s)
-                sum += col->start[t + 1] - col->start[t];
+                sum = zf_sat_add(sum, col->start[t + 1] - col->start[t]);
     }
     return sum;
 }
@@ -174,7 +182,7 @@ static void measure_labelled(zf_layout *l, const int64_t *vals, int64_t v, uint6
         }
         uint64_t base = ps.base, nn = ps.nn, neg = ps.neg;
         unsigned parts = ps.parts;
-        add_block(l, b, t, base + k + labels_len(l, c, k));
+        add_block(l, b, t, zf_sat_add(base + k, zf_layout_labels_len(l, c, k)));
         __atomic_fetch_add(&l->bnn[b], nn, __ATOMIC_RELAXED);
         __atomic_fetch_add(&l->bneg[b], neg, __ATOMIC_RELAXED);
         __atomic_fetch_or(&l->bmode[b], (uint8_t)parts, __ATOMIC_RELAXED);
@@ -460,8 +468,8 @@ static void finish_modes(zf_layout *l)
         zf_pdmode mode = zf_pdcsv_mode(&l->pd, parts);
         for (uint64_t b = b0; b < b1; b++) {
             l->bmode[b] = (uint8_t)mode;
-            l->off[1][b + 1] += l->bnn[b] * zf_pdcsv_extra(mode) +
-                                (dur && mode != ZF_PD_DAYS ? l->bneg[b] : 0);
+            l->off[1][b + 1] = zf_sat_add(l->off[1][b + 1], l->bnn[b] * zf_pdcsv_extra(mode) +
+                                          (dur && mode != ZF_PD_DAYS ? l->bneg[b] : 0));
         }
     }
 }
@@ -492,9 +500,9 @@ int zf_layout_run_pass(zf_layout *l)
     if (l->lab)
         finish_modes(l);
     l->off[1][0] = l->header_len;
-    for (uint64_t b = 0; b < l->nblocks; b++) {
-        l->off[0][b + 1] += l->off[0][b];
-        l->off[1][b + 1] += l->off[1][b];
+    for (uint64_t b = 0; b < l->nblocks; b++) { /* saturating: a view too long is left out */
+        l->off[0][b + 1] = zf_sat_add(l->off[0][b + 1], l->off[0][b]);
+        l->off[1][b + 1] = zf_sat_add(l->off[1][b + 1], l->off[1][b]);
     }
     return ZF_OK;
 }

@@ -145,6 +145,26 @@ static void set_prefix(reader *r, const uint64_t *c)
     r->prefix_len = n;
 }
 
+/* ---- runs of one value (absent, constant or bad chunks) before the request:
+ * passed over arithmetically, never line by line (a sparse array's offset
+ * block may hold 2^36 of them) */
+
+/* the largest k <= n with len(k) <= room, len non-decreasing, len(0) = 0 */
+typedef uint64_t (*run_len_fn)(const reader *r, const void *ctx, uint64_t k);
+static uint64_t lines_within(const reader *r, const void *ctx, run_len_fn len, uint64_t n,
+                             uint64_t room)
+{
+    uint64_t lo = 0, hi = n; /* len(lo) <= room */
+    while (lo < hi) {
+        uint64_t mid = hi - (hi - lo) / 2;
+        if (len(r, ctx, mid) <= room)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 /* ---- labelled .csv (labels.h): label fields, then the value as pandas writes it */
 
 /* the fields of one line: per column, its field index (table columns) or
@@ -172,6 +192,15 @@ static void lab_step(const zf_layout *l, labline *ln)
     }
 }
 
+/* the length of the value field of x in mode (no comma, no newline) */
+static uint64_t lab_value_len(const zf_layout *l, int64_t x, zf_pdmode mode)
+{
+    if (x == ZF_NAT || !l->pdvals)
+        return zf_text_len(l->csvtext, x);
+    return zf_pdcsv_base_len(&l->pd, x) + zf_pdcsv_extra(mode) +
+           (l->pd.values == ZF_VALUES_DURATION && x < 0 && mode != ZF_PD_DAYS);
+}
+
 static uint64_t lab_line_len(const zf_layout *l, const labline *ln, int64_t x, zf_pdmode mode)
 {
     uint64_t len = l->lab->ncols + 1;
@@ -179,10 +208,7 @@ static uint64_t lab_line_len(const zf_layout *l, const labline *ln, int64_t x, z
         const zf_labcol *col = &l->lab->cols[i];
         len += col->text ? col->start[ln->f[i] + 1] - col->start[ln->f[i]] : zf_ndig64(ln->f[i]);
     }
-    if (x == ZF_NAT || !l->pdvals)
-        return len + zf_text_len(l->csvtext, x);
-    return len + zf_pdcsv_base_len(&l->pd, x) + zf_pdcsv_extra(mode) +
-           (l->pd.values == ZF_VALUES_DURATION && x < 0 && mode != ZF_PD_DAYS);
+    return len + lab_value_len(l, x, mode);
 }
 
 /* the label fields of a line, each followed by a comma, at q; returns the end */
@@ -256,6 +282,43 @@ static uint64_t emit_lab_batch(reader *r, const int64_t *vals, uint64_t n, labli
     return done;
 }
 
+/* a labelled run of one value: its first line's coordinates, a line's
+ * length but its label fields */
+typedef struct lab_run {
+    uint64_t c[ZF_MAX_DIMS];
+    uint64_t value;
+} lab_run;
+
+static uint64_t lab_run_len(const reader *r, const void *ctx, uint64_t k)
+{
+    const lab_run *p = ctx;
+    return zf_sat_add(zf_sat_mul(k, p->value), zf_layout_labels_len(r->l, p->c, k));
+}
+
+/* pass over the lines of a run of n values v (element g, coordinates c;
+ * within one offset block: one value format) that end before the request
+ * starts; returns how many.  Not when a label column's field steps by more
+ * than one along the run: its lines are then measured one by one (at most
+ * as many as its table has fields) */
+static uint64_t skip_labelled(reader *r, int64_t v, uint64_t g, uint64_t n, const uint64_t *c)
+{
+    const zf_layout *l = r->l;
+    if (r->pos >= r->want)
+        return 0;
+    for (unsigned i = 0; i < l->lab->ncols; i++)
+        if (l->lab->cols[i].text && l->lab->cols[i].stride[l->ndim - 1] > 1)
+            return 0;
+    lab_run p;
+    memcpy(p.c, c, l->ndim * sizeof *c);
+    p.value = 1 + lab_value_len(l, v, (zf_pdmode)l->bmode[g / l->block]);
+    uint64_t k = lines_within(r, &p, lab_run_len, n, r->want - r->pos);
+    if (k) {
+        r->last = (zf_cursor){r->pos + lab_run_len(r, &p, k - 1), g + k - 1}; /* the last one */
+        r->pos += lab_run_len(r, &p, k);
+    }
+    return k;
+}
+
 /* emit the lines of a run of n elements from g (coordinates c), values
  * vals or (vals NULL) v, clipped to the request; returns the lines touched;
  * ZF_ECORRUPT in *rc if bad (a damaged chunk, measured as NaT) and the
@@ -269,6 +332,18 @@ static uint64_t emit_labelled(reader *r, const int64_t *vals, int64_t v, uint64_
     uint64_t j = 0;
     while (j < n && r->pos < r->end) {
         zf_pdmode mode = (zf_pdmode)l->bmode[(g + j) / l->block];
+        if (!vals && r->pos < r->want) { /* one value: pass over what precedes the request */
+            uint64_t cj[ZF_MAX_DIMS], in_block = l->block - (g + j) % l->block;
+            memcpy(cj, c, l->ndim * sizeof *c);
+            cj[l->ndim - 1] += j;
+            uint64_t k = skip_labelled(r, bad ? ZF_NAT : v, g + j, n - j < in_block ? n - j : in_block, cj);
+            if (k) {
+                j += k;
+                cj[l->ndim - 1] += k;
+                lab_fields(l, cj, &ln);
+                continue;
+            }
+        }
         if (!bad && vals && r->pos >= r->want && lab_batchable(l, mode)) {
             uint64_t in_block = l->block - (g + j) % l->block; /* one format per block */
             uint64_t k = emit_lab_batch(r, vals + j, n - j < in_block ? n - j : in_block, &ln);
@@ -303,19 +378,42 @@ static uint64_t emit_labelled(reader *r, const int64_t *vals, int64_t v, uint64_
     return j;
 }
 
+/* a run of v from last coordinate `last` (.txt, or .csv with index columns) */
+typedef struct plain_run {
+    uint64_t line;  /* a line's length but its last index's digits */
+    uint64_t last;
+} plain_run;
+
+static uint64_t plain_len(const reader *r, const void *ctx, uint64_t k)
+{
+    const plain_run *p = ctx;
+    uint64_t digits = r->view == ZF_VIEW_CSV && r->l->ndim ? zf_digit_sum(p->last, p->last + k) : 0;
+    return zf_sat_add(zf_sat_mul(k, p->line), digits);
+}
+
+/* pass over the lines of a run of n values v (element g, last coordinate
+ * `last`) that end before the request starts; returns how many */
+static uint64_t skip_plain(reader *r, int64_t v, uint64_t g, uint64_t n, uint64_t last)
+{
+    if (r->pos >= r->want)
+        return 0;
+    plain_run p = {zf_text_len(r->text, v) + 1, last};
+    if (r->view == ZF_VIEW_CSV && r->l->ndim)
+        p.line += r->prefix_len + 1;
+    uint64_t k = lines_within(r, &p, plain_len, n, r->want - r->pos);
+    if (k) {
+        r->last = (zf_cursor){r->pos + plain_len(r, &p, k - 1), g + k - 1}; /* the last one */
+        r->pos += plain_len(r, &p, k);
+    }
+    return k;
+}
+
 /* pass over a run of a bad chunk, measured as NaT like the size pass did;
  * ZF_ECORRUPT if the requested range starts inside it */
-static int skip_bad_run(reader *r, uint64_t run, uint64_t last)
+static int skip_bad_run(reader *r, uint64_t g, uint64_t run, uint64_t last)
 {
-    for (uint64_t j = 0; j < run && r->pos < r->end; j++) {
-        uint64_t len = zf_text_len(r->text, ZF_NAT) + 1;
-        if (r->view == ZF_VIEW_CSV && r->l->ndim)
-            len += r->prefix_len + zf_ndig64(last + j) + 1;
-        if (r->pos + len > r->want)
-            return ZF_ECORRUPT;
-        r->pos += len;
-    }
-    return ZF_OK;
+    uint64_t k = skip_plain(r, ZF_NAT, g, run, last);
+    return k < run && r->pos < r->end ? ZF_ECORRUPT : ZF_OK;
 }
 
 /* a sequential reader is in chunk ci: have the next chunks (C order of the
@@ -372,7 +470,7 @@ static int emit_from(reader *r, uint64_t g)
             continue;
         }
         if (zf_layout_is_bad(l, ci)) {
-            int rc = skip_bad_run(r, run, n ? c[last] : 0);
+            int rc = skip_bad_run(r, g, run, n ? c[last] : 0);
             if (rc)
                 return rc;
             g += run;
@@ -380,8 +478,10 @@ static int emit_from(reader *r, uint64_t g)
         }
         zf_chunk *ch;
         int rc = zf_array_get_chunk(l->a, ci, &ch);
+        if (rc == ZF_ESTALE) /* this open keeps its version: EIO; the next one sizes afresh */
+            zf_layout_drop_index(l);
         if (rc)
-            return rc == ZF_ENOMEM ? rc : ZF_ECORRUPT;
+            return rc == ZF_ENOMEM || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
         if (r->sequential)
             prefetch_ahead(l, ci);
         const int64_t *vals = ch->values ? ch->values + lo : NULL;
@@ -396,7 +496,7 @@ static int emit_from(reader *r, uint64_t g)
         }
         int batch = vals && (r->view == ZF_VIEW_TXT || !n);
         int csv_batch = vals && !batch;
-        uint64_t j = 0;
+        uint64_t j = vals ? 0 : skip_plain(r, ch->constant, g, run, n ? c[last] : 0);
         while (j < run && r->pos < r->end) {
             uint64_t k = 0;
             if (r->pos >= r->want && batch)
@@ -443,7 +543,7 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
     *got = 0;
     if (v == ZF_VIEW_INFO)
         return zf_layout_info_read(l, off, buf, len, got);
-    int rc = zf_layout_ensure_sized(l);
+    int rc = zf_layout_ensure_text(l, v);
     if (rc)
         return rc;
     uint64_t total = l->off[v][l->nblocks];

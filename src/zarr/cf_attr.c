@@ -15,6 +15,7 @@
 
 #include "base/err.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "cf_impl.h"
 
 #define ERR(code, ...) (snprintf(err, errcap, __VA_ARGS__), (code))
@@ -197,15 +198,13 @@ static int put_float_word(unsigned size, int zarr_format, const char *s, uint8_t
     return 1;
 }
 
-/* copy text into buf (capacity cap) with control characters as spaces */
+/* copy text into buf (capacity cap) with control characters (base/utf8.h) as spaces */
 void zf_cf_clean_copy(char *buf, size_t cap, const char *text, size_t n)
 {
-    size_t k = n < cap - 1 ? n : cap - 1;
-    for (size_t i = 0; i < k; i++)
-        buf[i] = (unsigned char)text[i] < 0x20 ? ' ' : text[i];
-    buf[k] = '\0';
-    if (k < n && cap > 4)
-        memcpy(buf + cap - 4, "...", 4);
+    if (zf_utf8_clean_copy(buf, cap, text, n, ' ') < n && cap > 4) { /* cut short */
+        size_t len = strlen(buf);
+        memcpy(buf + (len < cap - 4 ? len : cap - 4), "...", 4);
+    }
 }
 
 int zf_cf_parse_fill(zf_cf *cf, int zarr_format, const cJSON *fill, const char *raw, size_t n,

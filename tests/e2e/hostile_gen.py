@@ -10,6 +10,11 @@ to damage (FIFOs, sockets, devices, symlink loops) and for the index-cache tests
         new expected text in DIR.expected/NAME.txt.
     python hostile_gen.py chunks DIR NAME
         print the chunk files of DIR/NAME, one per line.
+    python hostile_gen.py longlabels DIR
+        DIR holds "v", timedelta64[s] of shape (2^12, 2^44) with no chunk
+        stored (all NaT), dimensions s and t, and "s", its coordinate of 2^12
+        strings of 256 characters: its labelled .csv would be over 2^64
+        bytes, from a store of a few KB.
 
 Values come from numpy's seeded generator; expected text from tests/oracle
 (oracle.py, pure Python, independent of zarrfs) via zarr-python reads.
@@ -88,12 +93,23 @@ def rewrite(store: str, name: str, seed: int) -> None:
     write_expected(store, name)
 
 
+def longlabels(store: str) -> None:
+    g = zarr.open_group(store=store, mode="w", zarr_format=3)
+    n = 2**12
+    s = g.create_array("s", shape=(n,), chunks=(n,), dtype=str, dimension_names=["s"])
+    s[:] = np.array(["x" * 250 + "%06d" % i for i in range(n)])
+    g.create_array("v", shape=(n, 2**44), chunks=(1, 2**28), dtype="m8[s]",
+                   fill_value=np.timedelta64("NaT", "s"), dimension_names=["s", "t"])
+
+
 def main(argv: list[str]) -> int:
     cmd, store = argv[0], argv[1]
     if cmd == "plain":
         plain(store, "--v2" in argv, "--consolidated" in argv)
     elif cmd == "rewrite":
         rewrite(store, argv[2], int(argv[3]))
+    elif cmd == "longlabels":
+        longlabels(store)
     elif cmd == "chunks":
         print("\n".join(chunk_files(store, argv[2])))
     else:

@@ -323,17 +323,33 @@ stat EIO */x3.zarr/step/c/0"
     net_s3 put "$VGW_URL" zarr stores/del.zarr "$d/del.zarr" 2>/dev/null || fail "upload failed"
     # a cache too small to keep chunks or whole shards: every read goes to the store
     zf_mount s3://zarr/stores/del.zarr -o "endpoint=$VGW_URL" -o cache_size=1K
-    local f key
-    for f in v3_plain v3_keys_v2_dot v3_shard_end v3_shard_inner_gzip; do
+    local f key fd all=(v3_plain v3_keys_v2_dot v3_shard_end v3_shard_inner_gzip)
+    local -A fds
+    # each file sized and held open: an open file keeps its version (the
+    # first change found has the view rebuilt at once, and a file opened
+    # after that shows the store as it is then)
+    for f in "${all[@]}"; do
         zf_t stat "$ZF_MNT/$f.txt" >/dev/null || fail "$f: stat: $(tail -n 3 "$ZF_LOG")"
+        exec {fd}<"$ZF_MNT/$f.txt" || fail "cannot open $f.txt"
+        fds[$f]=$fd
     done
     for key in v3_plain/c/1/1 v3_keys_v2_dot/1.1 v3_shard_end/c/1/0 v3_shard_inner_gzip/c/0/1; do
-        rm "$VGW_DATA/del.zarr/$key" || fail "cannot delete $key"
+        rm "$VGW_DATA/del.zarr/$key" "$d/del.zarr/$key" || fail "cannot delete $key"
         f=${key%%/*}
         local err=$BATS_TEST_TMPDIR/cat.err
-        zf_t cat "$ZF_MNT/$f.txt" >/dev/null 2>"$err" && fail "$f.txt read whole after $key was deleted: $(tail -n 3 "$ZF_LOG")"
+        zf_t cat <&"${fds[$f]}" >/dev/null 2>"$err" && fail "$f.txt read whole after $key was deleted: $(tail -n 3 "$ZF_LOG")"
         grep -q 'Input/output error' "$err" || fail "$f: not EIO: $(cat "$err")"
         grep -qE "${key//./\\.}: the store changed while mounted" "$ZF_LOG" || fail "no log line names $key: $(tail -n 3 "$ZF_LOG")"
+    done
+    for f in "${all[@]}"; do exec {fds[$f]}<&-; done
+    # a new open shows the store as it is now, exactly
+    local remote=$ZF_MNT end=$((SECONDS + PR_RECHECK))
+    zf_mount "$d/del.zarr"
+    for f in "${all[@]}"; do
+        until cmp -s "$ZF_MNT/$f.txt" "$remote/$f.txt"; do
+            ((SECONDS < end)) || fail "$f.txt after the deletion differs from the local store: $(tail -n 3 "$ZF_LOG")"
+            sleep 0.3
+        done
     done
 }
 

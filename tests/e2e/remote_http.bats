@@ -221,3 +221,30 @@ a[...] = v' "$RM_STORES/big.zarr" || fail "writing big.zarr failed"
     zf_t "$cat" "$RM_STORES/g3c.zarr" sub/deep/leaf >"$d/local.txt" || fail "local zarrfs-cat failed"
     zf_cmp "$d/local.txt" "$d/remote.txt"
 }
+
+@test "http: redirects to another host, or from https to http, are refused with a log line; nothing is asked there" {
+    local before f port
+    port=${NGX_HTTP##*:}
+    before=$(wc -l <"$NGX_LOG")
+    zf_mount "$NGX_HTTP/cross/bucket/g2c.zarr"
+    f=$(cd "$ZF_MNT" && find . -name '*.txt' | LC_ALL=C sort | head -n 1)
+    [[ -n $f ]] || fail "no array shown: $(cat "$ZF_LOG")"
+    run zf_t cat "$ZF_MNT/$f"
+    [[ $status != 0 && $output == *"Input/output error"* ]] || fail "$f read through a redirect to another host"
+    grep -qF "a redirect to http://[::1]:$port refused" "$ZF_LOG" || fail "no log line: $(cat "$ZF_LOG")"
+    [[ $(tail -n +$((before + 1)) "$NGX_LOG" | grep -c '^::1 ') == 0 ]] || fail "a request went to [::1]"
+    zf_unmount || fail "unmount"
+    before=$(wc -l <"$NGX_LOG")
+    zf_mount "$NGX_HTTPS/down/bucket/g2c.zarr" -o "cafile=$NGX_CA"
+    run zf_t cat "$ZF_MNT/$f"
+    [[ $status != 0 ]] || fail "$f read through a redirect from https to http"
+    grep -qF "a redirect to http://127.0.0.1:$port refused" "$ZF_LOG" || fail "no log line: $(cat "$ZF_LOG")"
+    [[ $(tail -n +$((before + 1)) "$NGX_LOG" | grep -c '"GET /bucket/g2c.zarr/') == 0 ]] ||
+        fail "a request went to the plain http server"
+}
+
+@test "http: a redirect from http to https on the same host is followed" {
+    rm_mount_local g2c.zarr
+    zf_mount "$NGX_HTTP/up/bucket/g2c.zarr" -o "cafile=$NGX_CA"
+    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
+}

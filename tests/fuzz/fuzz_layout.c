@@ -59,37 +59,15 @@
 #include "store/store.h"
 #include "tree/tree.h"
 
+#define FUZZ_NAME "fuzz_layout"
+#include "fuzz_util.h"
+
 #ifndef ZF_FUZZ_FMT_GROUPS
 #define ZF_FUZZ_FMT_GROUPS 16 /* 8-byte groups of the input given to the formatter */
 #endif
 #ifndef ZF_FUZZ_STRICT_DAMAGE
 #define ZF_FUZZ_STRICT_DAMAGE 1
 #endif
-
-static int err_fd = 2; /* a stderr that survives -close_fd_mask=2 */
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (n > 0) {
-        ssize_t w = write(err_fd, "fuzz_layout: ", 13);
-        w = write(err_fd, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-        w = write(err_fd, "\n", 1);
-        (void)w;
-    }
-    abort();
-}
-
-#define CHECK(cond, ...)                                                             \
-    do {                                                                             \
-        if (!(cond))                                                                 \
-            die("%s:%d: check failed: %s", __FILE__, __LINE__, #cond);               \
-    } while (0)
 
 /* ------------------------------------------------------------------ store */
 
@@ -169,22 +147,6 @@ static void chunk_path(const arr *a, uint64_t ci, char *buf, size_t cap)
         snprintf(buf, cap, "%s/scalar/c", root);
 }
 
-static void write_file(const char *path, const void *data, size_t n)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        die("cannot create %s: %s", path, strerror(errno));
-    const char *p = data;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w <= 0)
-            die("cannot write %s: %s", path, strerror(errno));
-        p += w;
-        n -= (size_t)w;
-    }
-    close(fd);
-}
-
 static void write_text(const char *rel, const char *text)
 {
     char path[8192];
@@ -200,15 +162,9 @@ static void make_dir(const char *rel)
         die("cannot mkdir %s: %s", path, strerror(errno));
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 static void cleanup(void)
 {
-    if (root[0])
-        nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    rm_tree(root);
 }
 
 static const char *unit_ids[] = {"Y", "M", "W", "D", "h", "m", "s", "ms",
@@ -304,24 +260,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* ------------------------------------------------------------- the input */
-
-typedef struct input {
-    const uint8_t *p;
-    size_t n, pos;
-} input;
-
-static uint8_t in_byte(input *in)
-{
-    return in->pos < in->n ? in->p[in->pos++] : 0;
-}
-
-static uint64_t in_u64(input *in)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)in_byte(in) << (8 * i);
-    return v;
-}
 
 /* the value stream: the bytes after the header, cyclically (zeros if none) */
 typedef struct stream {
@@ -646,9 +584,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     input in = {data, size, 0};
     uint8_t b0 = in_byte(&in), b1 = in_byte(&in), b2 = in_byte(&in);
-    uint32_t scale_raw = (uint32_t)in_u64(&in);
-    int64_t fill = (int64_t)in_u64(&in);
-    uint64_t masks = in_u64(&in);
+    uint32_t scale_raw = (uint32_t)in_uint(&in, 8);
+    int64_t fill = (int64_t)in_uint(&in, 8);
+    uint64_t masks = in_uint(&in, 8);
     uint32_t bad_mask = (uint32_t)masks, missing_mask = (uint32_t)(masks >> 32);
     zf_format format = (zf_format)(b0 % 5);
     char longnat[ZF_NAT_MAX + 1];

@@ -5,7 +5,11 @@
                                            zarr-python fixtures in
                                            tests/data/zarr-python-3.1)
 
-Writes corpus/fuzz_meta, corpus/fuzz_pipeline, corpus/fuzz_layout.  Files named
+    python tests/fuzz/make_seeds.py idx    (only the corpora named: meta,
+                                           pipeline, layout, idx)
+
+Writes corpus/fuzz_meta, corpus/fuzz_pipeline, corpus/fuzz_layout,
+corpus/fuzz_idx (and fuzz_meta.dict).  Files named
 crash-* (regression inputs for fixed bugs) are kept; every other file in those
 directories is replaced.  The output is deterministic.
 """
@@ -391,11 +395,41 @@ def write_dicts():
             f.write(esc(w) + "\n")
 
 
+def idx_record(op: int, word: int, value: int) -> bytes:
+    return struct.pack("<BHQ", op, word, value % 2**64)
+
+
+def idx_seeds():
+    """fuzz_idx: byte 0 the array (t, when, dur, sp), byte 1 the kind (even:
+    patch records of the genuine index, odd: the genuine header + a body).
+    Offset words: 4.. (.txt), 4 + n.. (.csv); n = 4, 4, 3, 7 entries."""
+    d = reset("fuzz_idx")
+    entries = [4, 4, 3, 7]
+    for t, n in enumerate(entries):
+        put(d, f"genuine-{t}", bytes([t, 0]))
+        put(d, f"body-zeros-{t}", bytes([t, 1]) + bytes(16 * n + 16))
+        put(d, f"body-ascending-{t}", bytes([t, 1]) + b"".join(struct.pack("<Q", 7 * i) for i in range(2 * n + 2)))
+        put(d, f"count-{t}", bytes([t, 0]) + idx_record(2, 3, n + 1))
+        put(d, f"truncated-{t}", bytes([t, 0]) + idx_record(3, 0, 32 + 8 * n))
+        put(d, f"txt-block-longer-{t}", bytes([t, 0]) + idx_record(1, 5, 1 << 40))
+        put(d, f"csv-shifted-{t}", bytes([t, 0]) + idx_record(4, 4 + n, ((n - 1) << 16) | 100))
+        put(d, f"csv-last-{t}", bytes([t, 0]) + idx_record(1, 4 + 2 * n - 1, 1))
+        put(d, f"txt-swap-{t}", bytes([t, 0]) + idx_record(1, 5, 3) + idx_record(1, 6, -3 % 2**64))
+        put(d, f"total-huge-{t}", bytes([t, 0]) + idx_record(2, 4 + n - 1, 1 << 63))
+        put(d, f"extra-{t}", bytes([t, 0]) + idx_record(0, 4 + 2 * n, 0xFF) + idx_record(0, 5 + 2 * n, 0x0300))
+    # a 4-byte header: the .csv offsets of t moved 2 bytes below its header
+    # "x,y,t\n" (AddressSanitizer: heap-buffer-overflow in emit_csv_lines before
+    # the index was checked)
+    put(d, "crash-offsets-below-header", bytes([0, 0]) + idx_record(4, 8, (3 << 16) | 0xFFFE))
+
+
 def main():
-    meta_seeds()
-    pipeline_seeds()
-    layout_seeds()
-    write_dicts()
+    """Every corpus, or those named: meta pipeline layout idx."""
+    makers = {"meta": meta_seeds, "pipeline": pipeline_seeds, "layout": layout_seeds, "idx": idx_seeds}
+    for name in sys.argv[1:] or list(makers):
+        makers[name]()
+    if not sys.argv[1:]:
+        write_dicts()
 
 
 if __name__ == "__main__":

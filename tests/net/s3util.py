@@ -5,6 +5,8 @@ from the AWS_* environment, as the AWS tools take them.
 
   s3util.py put ENDPOINT BUCKET PREFIX DIR   make BUCKET if needed, upload every
                                               file under DIR as PREFIX/RELPATH
+  s3util.py putgz ENDPOINT BUCKET PREFIX DIR  the same, every object gzip-compressed
+                                              and stored with Content-Encoding: gzip
   s3util.py get ENDPOINT BUCKET KEY           the object's bytes to stdout
   s3util.py list ENDPOINT BUCKET PREFIX       every key under PREFIX, one a line
   s3util.py etag ENDPOINT BUCKET KEY          the object's ETag
@@ -12,6 +14,7 @@ from the AWS_* environment, as the AWS tools take them.
 
 from __future__ import annotations
 
+import gzip
 import os
 import sys
 
@@ -26,7 +29,7 @@ def client(endpoint: str):
                                       retries={"max_attempts": 3, "mode": "standard"}))
 
 
-def put(s3, bucket: str, prefix: str, root: str) -> int:
+def put(s3, bucket: str, prefix: str, root: str, gz: bool = False) -> int:
     try:
         s3.create_bucket(Bucket=bucket)
     except s3.exceptions.BucketAlreadyOwnedByYou:
@@ -39,7 +42,11 @@ def put(s3, bucket: str, prefix: str, root: str) -> int:
             if prefix:
                 key = prefix.rstrip("/") + "/" + key
             with open(path, "rb") as fh:
-                s3.put_object(Bucket=bucket, Key=key, Body=fh.read())
+                body = fh.read()
+            if gz:
+                s3.put_object(Bucket=bucket, Key=key, Body=gzip.compress(body), ContentEncoding="gzip")
+            else:
+                s3.put_object(Bucket=bucket, Key=key, Body=body)
             n += 1
     print(f"uploaded {n} objects to s3://{bucket}/{prefix}", file=sys.stderr)
     return 0
@@ -51,8 +58,8 @@ def main(argv: list[str]) -> int:
         return 2
     cmd, endpoint, bucket = argv[:3]
     s3 = client(endpoint)
-    if cmd == "put" and len(argv) == 5:
-        return put(s3, bucket, argv[3], argv[4])
+    if cmd in ("put", "putgz") and len(argv) == 5:
+        return put(s3, bucket, argv[3], argv[4], cmd == "putgz")
     if cmd == "get":
         sys.stdout.buffer.write(s3.get_object(Bucket=bucket, Key=argv[3])["Body"].read())
         return 0

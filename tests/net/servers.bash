@@ -84,6 +84,9 @@ net_certs() {
 #   NGX_LOG    the access log: '"METHOD URI PROTO" STATUS BYTES "RANGE"' per line
 #   NGX_PID
 # Static files come with Range support, ETag and Last-Modified (nginx's defaults).
+# Redirects: NGX_HTTP/cross/KEY sends every key but metadata to http://[::1]
+# (another host, the same files), NGX_HTTP/up/KEY to NGX_HTTPS/KEY,
+# NGX_HTTPS/down/KEY every key but metadata to NGX_HTTP/KEY.
 net_nginx() {
     local dir=$1 root=$2 try p1 p2 p3
     mkdir -p "$dir/tmp" "$dir/certs"
@@ -115,6 +118,11 @@ http {
         listen 127.0.0.1:$p1;
         listen [::1]:$p1;
         root $root;
+        # redirects (issue 24): /cross/ sends chunks to another host (the
+        # same server as [::1]), /up/ everything to https on the same host
+        location ~ ^/cross/(.*(zarr\.json|\.z[a-z]+))\$ { rewrite ^/cross/(.*)\$ /\$1 break; }
+        location ~ ^/cross/(.*)\$ { return 302 http://[::1]:$p1/\$1; }
+        location ~ ^/up/(.*)\$ { return 302 https://127.0.0.1:$p2/\$1; }
     }
     server {
         listen 127.0.0.1:$p2 ssl http2;
@@ -122,6 +130,9 @@ http {
         ssl_certificate $dir/certs/server.pem;
         ssl_certificate_key $dir/certs/server.key;
         root $root;
+        # /down/ sends chunks from https to http on the same host
+        location ~ ^/down/(.*(zarr\.json|\.z[a-z]+))\$ { rewrite ^/down/(.*)\$ /\$1 break; }
+        location ~ ^/down/(.*)\$ { return 302 http://127.0.0.1:$p1/\$1; }
     }
     server {
         listen 127.0.0.1:$p3 ssl;

@@ -15,6 +15,8 @@ of an object of SIZE bytes is (i * 7 + SIZE) % 251.  Paths:
   /chunked/SIZE               the object, chunked (no Content-Length)
   /wrongrange/SIZE            206 for the range one byte later than asked
   /redirect/SIZE              302 to /data/SIZE
+  /goto/SCHEME/HOST/PORT/REST 302 to SCHEME://HOST:PORT/REST (PORT "self": this
+                              server's port)
 anything else: 404.
 """
 import functools
@@ -105,6 +107,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send_object(int(args[0]), shift=1)
         if kind == "redirect" and len(args) == 1:
             return self.simple(302, [("Location", "/data/" + args[0])])
+        if kind == "goto" and len(args) >= 4:
+            port = str(self.server.server_address[1]) if args[2] == "self" else args[2]
+            return self.simple(302, [("Location", "%s://%s:%s/%s" % (args[0], args[1], port, "/".join(args[3:])))])
         if kind == "fail" and len(args) == 4:
             ident, n, code, size = args[0], int(args[1]), int(args[2]), int(args[3])
             if count(ident) <= n:

@@ -187,6 +187,15 @@ static void test_refused(void)
     refused(base, "anonymous", "1", ZF_EINVAL, "anonymous takes no value");
     refused(base, "cafile", "/nonexistent/ca.pem", ZF_EINVAL, "cannot read cafile /nonexistent/ca.pem");
     zf_store_opts o = {0};
+    /* an endpoint with user information is refused without showing it (issue 24) */
+    const char *with_user[] = {"http://user:hunter2@h/x", "ftp://user:hunter2@h", "http://u:hun/ter2@h",
+                               "https://u:hun?ter2@h", "ftp://u:hun#ter2@h"};
+    for (size_t i = 0; i < sizeof with_user / sizeof *with_user; i++) {
+        char err[256] = "";
+        CHECK(zf_store_opt_set(&o, "endpoint", with_user[i], err, sizeof err) == ZF_EINVAL &&
+                  strstr(err, "invalid endpoint") && !strstr(err, "hunter2") && !strstr(err, "ter2"),
+              "endpoint %zu refused without its password: %s", i, err);
+    }
     CHECK(zf_store_opt_set(&o, "format", "iso", NULL, 0) == ZF_ENOTFOUND, "not a store option");
     /* a local directory, as before */
     zf_store *s = open_ok("unit", &o);

@@ -2,7 +2,8 @@
  * loopback: ranges, whole objects, HEAD, 404, retries that succeed after
  * 503s, 429 with Retry-After, cut and reset connections, stalls and budgets
  * (bounded in time), bodies larger or shorter than allowed, a server that
- * ignores Range, redirects, refused connections, many threads at once, and
+ * ignores Range, redirects (only to the same origin, or http to https), refused
+ * connections, many threads at once, and
  * the calling thread's request deadline (base/deadline.h) over several
  * calls, in flight and in the queue. */
 #include <arpa/inet.h>
@@ -141,6 +142,37 @@ static void test_ranges(zf_net *net)
                      .err = err, .errcap = 200};
     CHECK(zf_net_run(net, &r, 1) == ZF_EIO && r.status == 302 && !strcmp(err, "HTTP 302"),
           "signed redirect: %s", err);
+}
+
+/* redirects go only to the same scheme, host and port, or from http to
+ * https on the same host (issue 24); each hop is checked */
+static void test_redirect_rule(zf_net *net)
+{
+    uint8_t buf[100];
+    char err[300], path[256];
+    zf_net_req r;
+    /* the same origin, spelled in full: followed */
+    CHECK(get_range(net, "/goto/http/127.0.0.1/self/data/2000", 10, 50, buf, &r, err) == ZF_OK &&
+              same(buf, 2000, 10, 50), "same origin: %s", err);
+    /* another host name for the same server, another port: refused, once, naming where */
+    CHECK(get_range(net, "/goto/http/localhost/self/data/2000", 10, 50, buf, &r, err) == ZF_EIO &&
+              r.attempts == 1 && strstr(err, "redirect to http://localhost:") && strstr(err, "refused"),
+          "another host: %s", err);
+    snprintf(path, sizeof path, "/goto/http/127.0.0.1/%u/data/2000", srv.port == 65535 ? 1 : srv.port + 1);
+    CHECK(get_range(net, path, 10, 50, buf, &r, err) == ZF_EIO && strstr(err, "refused") &&
+              !strstr(err, "connect"), "another port: %s", err);
+    /* the second hop of two is checked too */
+    CHECK(get_range(net, "/goto/http/127.0.0.1/self/goto/http/localhost/self/data/2000", 10, 50, buf,
+                    &r, err) == ZF_EIO && strstr(err, "redirect to http://localhost:"),
+          "second hop: %s", err);
+    /* user information: refused, and never shown */
+    CHECK(get_range(net, "/goto/http/user:s3cret@127.0.0.1/self/data/2000", 10, 50, buf, &r, err) ==
+              ZF_EIO && strstr(err, "with user information") && !strstr(err, "s3cret"),
+          "user information: %s", err);
+    /* http to https on the same host is followed (this server speaks no TLS:
+     * the attempt fails at the handshake, not at the rule) */
+    CHECK(get_range(net, "/goto/https/127.0.0.1/self/data/2000", 10, 50, buf, &r, err) == ZF_EIO &&
+              !strstr(err, "redirect"), "http to https: %s", err);
 }
 
 static void test_retries(zf_net *net)
@@ -427,6 +459,7 @@ int main(void)
     CHECK(zf_net_open(&o, &net, err, sizeof err) == ZF_OK, "open: %s", err);
     test_basics(net);
     test_ranges(net);
+    test_redirect_rule(net);
     test_retries(net);
     zf_net_close(net);
     test_budget();

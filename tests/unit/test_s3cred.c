@@ -203,14 +203,34 @@ static void test_no_files(void)
     CHECK(load(&o, &c, err, sizeof err) == ZF_OK && !strcmp(c->region, "us-east-1") && !c->endpoint,
           "anonymous defaults");
     zf_s3cred_free(c);
-    const char *bad[] = {"ftp://x", "http://", "http://u:p@host", "http://h/a b", "http://h/?q=1"};
+    const char *bad[] = {"ftp://x", "http://", "http://u:p@host", "http://h/a b", "http://h/?q=1",
+                         "ftp://u:hunter2@h", "http://u:hun/ter2@h", "gs://u:hunter2@b"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         o.endpoint = bad[i];
-        CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL, "endpoint %s refused", bad[i]);
+        CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL && !strstr(err, "ter2"),
+              "endpoint %s refused without its password: %s", bad[i], err);
     }
+    o.endpoint = NULL;
+    setenv("AWS_ENDPOINT_URL", "ftp://user:hunter2@h", 1); /* the environment's, as -o endpoint= */
+    CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL && !strstr(err, "hunter2"),
+          "AWS_ENDPOINT_URL with a password refused without it: %s", err);
+    unsetenv("AWS_ENDPOINT_URL");
     o.endpoint = NULL;
     o.region = "us-east-1/../x";
     CHECK(load(&o, &c, err, sizeof err) == ZF_EINVAL, "a region with '/' refused");
+    setenv("AWS_CONFIG_FILE", "/dev/null", 1); /* empty, as the AWS CLI reads it */
+    setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null", 1);
+    o = (zf_s3cred_opts){0};
+    CHECK(load(&o, &c, err, sizeof err) == ZF_ENOTFOUND && strstr(err, "anonymous"),
+          "/dev/null as both files: no credentials, no error about them: %s", err);
+    setenv("AWS_ACCESS_KEY_ID", "KEY", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "envSECRET", 1);
+    CHECK(load(&o, &c, err, sizeof err) == ZF_OK, "/dev/null as both files, keys in the "
+          "environment: %s", err);
+    zf_s3cred_free(c);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    setenv("AWS_CONFIG_FILE", none, 1);
     setenv("AWS_SHARED_CREDENTIALS_FILE", dir, 1); /* a directory */
     o = (zf_s3cred_opts){0};
     CHECK(load(&o, &c, err, sizeof err) == ZF_ECORRUPT, "a directory as credentials file: %s", err);

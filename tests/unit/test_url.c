@@ -56,7 +56,11 @@ static void test_parse(void)
     /* s3, gs: prefixes taken literally */
     ok("s3://bucket", ZF_URL_S3, "bucket", 0, "");
     ok("s3://my.bucket/a/b/", ZF_URL_S3, "my.bucket", 0, "a/b");
-    ok("s3://b/%41", ZF_URL_S3, "b", 0, "%41");
+    ok("s3://b/%41", ZF_URL_S3, "b", 0, "A");
+    ok("s3://b/my%20data/x.zarr", ZF_URL_S3, "b", 0, "my data/x.zarr");
+    ok("s3://b/my data/x.zarr", ZF_URL_S3, "b", 0, "my data/x.zarr");
+    ok("gs://b/100%25 sure/%3F%23", ZF_URL_GS, "b", 0, "100% sure/?#");
+    ok("s3://b/caf%C3%A9", ZF_URL_S3, "b", 0, "caf\xc3\xa9");
     ok("gs://weatherbench2/datasets/era5/x.zarr", ZF_URL_GS, "weatherbench2", 0, "datasets/era5/x.zarr");
     /* refused */
     bad("ftp://h/x", "unsupported scheme ftp://");
@@ -85,9 +89,13 @@ static void test_parse(void)
     bad("s3://b/..", "'.' and '..'");
     bad("http://h/a%2", "bad %-escape");
     bad("http://h/a%zz", "bad %-escape");
-    bad("http://h/a%00b", "bad %-escape");
+    bad("http://h/a%00b", "control characters");
+    bad("s3://b/a%0Ab", "control characters");
+    bad("s3://b/a\tb", "control characters");
+    bad("s3://b/100%", "bad %-escape");
+    bad("gs://b/50%off", "bad %-escape");
     bad("http://h/a b", "spaces");
-    bad("s3://Bu cket/x", "spaces");
+    bad("s3://Bu cket/x", "bad character in the bucket");
     bad("s3://b!/x", "bad character in the bucket");
 }
 
@@ -133,7 +141,11 @@ static void test_redact(void)
         {"https://a@b:c@h:80/x?y", "https://***@h:80/x?***"},
         {"s3://KEY:SECRET@bucket/p", "s3://***@bucket/p"},
         {"https://h/x?X-Amz-Signature=abc#f", "https://h/x?***"},
-        {"http://h/a@b", "http://h/a@b"},
+        {"http://h/a@b", "http://***@b"}, /* a path with '@' may be user information */
+        {"https://user:pa/ss@h/x", "https://***@h/x"},
+        {"https://user:pa?ss@h/x", "https://***@h/x"},
+        {"https://user:pa#ss@h/x?q", "https://***@h/x?***"},
+        {"http://u:p@h/x?a=b@c", "http://***@c"},
         {"/local/p@th?x", "/local/p@th?x"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
