@@ -483,8 +483,8 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
 {
     settings st = {0};
     int rc = 1;
-    if (!check_options(c, o, &st) && !zf_precheck_mountpoint(o->mountpoint) &&
-        !zf_precheck_fuse_options(args, fuse_message) && !setup_log(c, o, &st))
+    if (!check_options(c, o, &st) && !zf_precheck_fuse_options(args, fuse_message) &&
+        !zf_precheck_mountpoint(o->mountpoint) && !setup_log(c, o, &st))
         rc = run_with(args, o, c, &st);
     zf_store_opts_free(&st.so);
     return rc;

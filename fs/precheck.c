@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "base/log.h"
 #include "optcheck.h"
@@ -75,7 +76,8 @@ int zf_precheck_mountpoint(const char *mnt)
     if (sscanf(mnt, "/dev/fd/%u%n", &fd, &end) == 1 && mnt[end] == '\0')
         return 0;
     struct stat st;
-    if (stat(mnt, &st) != 0 && errno == ENOTCONN) {
+    struct statfs sf; /* asks the file system each time: stat may answer from the kernel's cache */
+    if (statfs(mnt, &sf) != 0 && errno == ENOTCONN) {
         fprintf(stderr, "zarrfs: cannot use mountpoint %s: a previous mount died here; run "
                 "`fusermount3 -u %s`, then mount again\n", mnt, mnt);
         return 1;
@@ -160,6 +162,8 @@ int zf_precheck_fuse_options(const struct fuse_args *args, fuse_log_func_t log_f
     snprintf(name, sizeof name, "%s", bad);
     name[strcspn(name, "=")] = '\0';
     const char *near = zf_opt_nearest(name, 1);
+    if (near && !strcmp(near, name)) /* a known name, a bad value: libfuse says which */
+        return 0;
     if (near)
         fprintf(stderr, "zarrfs: unknown option: %s (did you mean %s?)\n", bad, near);
     else

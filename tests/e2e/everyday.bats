@@ -1,0 +1,150 @@
+#!/usr/bin/env bats
+# everyday.bats - the habits of Linux users (issue 29): ownership and
+# permissions, errors that say what to do, options spelled loosely.
+
+load helpers
+
+NS=timedelta64[ns]
+
+# a group with one duration array, a: the store of every test (a fresh copy)
+mk_store() {
+    mkdir -p "$1"
+    printf '{"zarr_format": 3, "node_type": "group", "attributes": {}}\n' >"$1/zarr.json"
+    zf_copy_fixture "$NS.zarr" "$1/a"
+}
+
+setup() {
+    zf_mktemp T
+    mk_store "$T/s"
+}
+
+# as_user USER CMD...: run CMD as USER (no supplementary groups)
+as_user() {
+    local u=$1; shift
+    setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"
+}
+
+# other users must reach the mount point: the work dirs are 0700
+open_path() {
+    chmod 755 "$T" "$ZF_WORK"
+}
+
+@test "owner: with allow_other a local store's owner and read permissions carry over" {
+    [[ $EUID = 0 ]] || skip "needs root (other users, allow_other)"
+    chown -R nobody:nogroup "$T/s"
+    chmod 700 "$T/s"
+    zf_mount "$T/s" -o allow_other
+    open_path
+    run stat -c '%U %G %A' "$ZF_MNT" "$ZF_MNT/a.txt"
+    assert_output "nobody nogroup dr-x------
+nobody nogroup -r--------"
+    run as_user nobody cat "$ZF_MNT/a.txt"
+    assert_success
+    run as_user daemon cat "$ZF_MNT/a.txt"
+    assert_failure
+    assert_output --partial "Permission denied"
+    run as_user daemon ls "$ZF_MNT"
+    assert_failure
+}
+
+@test "owner: a store others may read is read by others through allow_other" {
+    [[ $EUID = 0 ]] || skip "needs root (other users, allow_other)"
+    chmod 755 "$T/s"
+    zf_mount "$T/s" -o allow_other
+    open_path
+    run as_user daemon cat "$ZF_MNT/a.txt"
+    assert_success
+    assert_output "$(cat "$ZF_MNT/a.txt")"
+}
+
+@test "owner: -o uid=, gid=, umask= set what every node shows, and the kernel enforces it" {
+    [[ $EUID = 0 ]] || skip "needs root (other users, allow_other)"
+    zf_mount "$T/s" -o allow_other,uid=daemon,gid=12,umask=027
+    open_path
+    run stat -c '%u %g %a' "$ZF_MNT" "$ZF_MNT/a.csv"
+    assert_output "$(id -u daemon) 12 550
+$(id -u daemon) 12 440"
+    run as_user daemon cat "$ZF_MNT/a.txt"
+    assert_success
+    run as_user nobody cat "$ZF_MNT/a.txt"
+    assert_failure
+}
+
+@test "owner: -o uid=nosuchuser and umask=9 are refused with one line" {
+    run "$ZF_BIN" -o uid=no-such-user-zf "$T/s" "$T"
+    assert_failure 1
+    assert_output "zarrfs: invalid uid (a user number or name): no-such-user-zf"
+    run "$ZF_BIN" -o umask=9 "$T/s" "$T"
+    assert_failure 1
+    assert_output --partial "invalid umask"
+}
+
+@test "errors: after kill -9 a remount says to run fusermount3 -u" {
+    zf_mount "$T/s"
+    kill -KILL "$ZF_PID"
+    zf_wait_exit "$ZF_PID" 10
+    ZF_PIDS[-1]=
+    run "$ZF_BIN" "$T/s" "$ZF_MNT"
+    assert_failure 1
+    assert_output "zarrfs: cannot use mountpoint $ZF_MNT: a previous mount died here; run \`fusermount3 -u $ZF_MNT\`, then mount again"
+}
+
+@test "errors: mounting on a zarrfs mount point is refused; one mount stays" {
+    zf_mount "$T/s"
+    run "$ZF_BIN" "$T/s" "$ZF_MNT"
+    assert_failure 1
+    assert_output --partial "is a zarrfs mount already"
+    run grep -c " $ZF_MNT " /proc/self/mountinfo
+    assert_output 1
+    [[ -f $ZF_MNT/a.txt ]]
+}
+
+@test "errors: a non-empty mount point gets a warning, and mounts" {
+    zf_mount "$T/s"
+    fusermount3 -u "$ZF_MNT"
+    zf_wait_exit "$ZF_PID" "$ZF_EXIT_TIMEOUT"
+    ZF_PIDS[-1]=
+    touch "$ZF_MNT/hidden"
+    "$ZF_BIN" "$T/s" "$ZF_MNT" 2>"$T/err"
+    ZF_MOUNTS+=("$ZF_MNT") ZF_PIDS+=("") ZF_WORKS+=("$ZF_WORK")
+    run cat "$T/err"
+    assert_output "zarrfs: warning: mountpoint $ZF_MNT is not empty; what it holds is hidden while zarrfs is mounted there"
+    [[ -f $ZF_MNT/a.txt ]]
+}
+
+@test "errors: an unknown option names the nearest one" {
+    run "$ZF_BIN" -o fromat=iso "$T/s" "$T"
+    assert_failure 1
+    assert_output "zarrfs: unknown option: fromat=iso (did you mean format?)"
+    run "$ZF_BIN" -o ro,allow_otehr "$T/s" "$T"
+    assert_failure 1
+    assert_output "zarrfs: unknown option: allow_otehr (did you mean allow_other?)"
+    run "$ZF_BIN" -o zzzzzzzz "$T/s" "$T"
+    assert_failure 1
+    assert_output "zarrfs: unknown option: zzzzzzzz (zarrfs --help lists them)"
+}
+
+@test "errors: keyword values in any case, log_level=warning as warn" {
+    zf_mount "$T/s" -o format=iso
+    want=$(cat "$ZF_MNT/a.txt")
+    zf_mount "$T/s" -o format=ISO,labels=Index,log_level=warning
+    run cat "$ZF_MNT/a.txt"
+    assert_output "$want"
+}
+
+@test "errors: remote-only options warn and are ignored on a local store" {
+    zf_mount "$T/s" -o connections=4,region=eu-west-1,timeout_ms=500
+    run cat "$ZF_LOG"
+    assert_output --partial "warning: -o connections, timeout_ms, region: for remote stores only; ignored for the local store"
+    [[ -f $ZF_MNT/a.txt ]]
+}
+
+@test "errors: mounting an array of a group says its coordinates live in the group" {
+    zf_mount "$T/s/a"
+    run cat "$ZF_LOG"
+    assert_output --partial "the coordinates of its dimensions live in that group"
+    assert_output --partial "mount $T/s to see them as labels"
+    zf_mount "$T/s"
+    run cat "$ZF_LOG"
+    refute_output --partial "coordinates"
+}
