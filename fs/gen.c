@@ -305,6 +305,7 @@ static void *notifier(void *arg)
         zf_gen *old = check(fs);
         if (old) {
             invalidate(fs, old->tree);
+            invalidate(fs, fs->cur->tree); /* new names, which the kernel may hold as absent */
             zf_gen_put(fs, old);
         }
         double end = now(), took = end - start;
@@ -338,14 +339,39 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree)
     return fs->cur ? 0 : -ENOMEM;
 }
 
+/* the thread that turns each SIGUSR1 (blocked in every thread: main.c)
+ * into a re-check; zf_gen_stop_notifier ends it with one of its own */
+static void *recheck_on_signal(void *arg)
+{
+    zf_fs *fs = arg;
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    for (;;) {
+        int sig = 0;
+        sigwait(&usr1, &sig);
+        pthread_mutex_lock(&fs->mu);
+        int stopping = fs->stopping;
+        pthread_mutex_unlock(&fs->mu);
+        if (stopping)
+            return NULL;
+        zf_log_info("SIGUSR1: re-checking the store now");
+        zf_gen_recheck_soon(fs);
+    }
+}
+
 int zf_gen_start_notifier(zf_fs *fs)
 {
     sigset_t all, old; /* SIGTERM and SIGINT go to the session loop's thread */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&fs->notifier, NULL, notifier, fs);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     fs->notifier_running = rc == 0;
+    if (rc == 0) {
+        rc = pthread_create(&fs->signal_waiter, NULL, recheck_on_signal, fs);
+        fs->signal_waiter_running = rc == 0;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return -rc;
 }
 
@@ -358,6 +384,9 @@ void zf_gen_stop_notifier(zf_fs *fs)
     if (fs->notifier_running)
         pthread_join(fs->notifier, NULL);
     fs->notifier_running = 0;
+    if (fs->signal_waiter_running && pthread_kill(fs->signal_waiter, SIGUSR1) == 0)
+        pthread_join(fs->signal_waiter, NULL);
+    fs->signal_waiter_running = 0;
 }
 
 void zf_gen_stop(zf_fs *fs)

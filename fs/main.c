@@ -507,6 +507,10 @@ int main(int argc, char **argv)
      * freed by the cache goes back to the system (no dynamic threshold) */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     fuse_set_log_func(fuse_message);
+    sigset_t usr1; /* asks for a re-check (gen.c's thread waits for it), never ends us */
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
     char err[256];
     if (zf_net_global_init(err, sizeof err) != ZF_OK) /* before any thread */
         return fail(err, NULL);

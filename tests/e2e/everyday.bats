@@ -148,3 +148,38 @@ $(id -u daemon) 12 440"
     run cat "$ZF_LOG"
     refute_output --partial "coordinates"
 }
+
+# wait_for PATH SECONDS: until PATH exists; 1 if it does not in time
+wait_for() {
+    local deadline=$((SECONDS + $2))
+    until [[ -e $1 ]]; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.1
+    done
+}
+
+@test "refresh: timeout=never shows no change until SIGUSR1, which shows it at once" {
+    zf_mount "$T/s" -o timeout=never
+    [[ -f $ZF_MNT/a.txt && ! -e $ZF_MNT/b.txt ]] # the kernel now holds b.txt as absent
+    zf_copy_fixture "$NS.zarr" "$T/s/b"
+    sleep 2.5 # more than two default timeouts
+    run ls "$ZF_MNT"
+    refute_output --partial b.txt
+    kill -USR1 "$ZF_PID"
+    wait_for "$ZF_MNT/b.txt" 10 || fail "b.txt not shown after SIGUSR1; log: $(cat "$ZF_LOG")"
+    run cat "$ZF_MNT/b.txt"
+    assert_output "$(cat "$ZF_MNT/a.txt")"
+    kill -USR1 "$ZF_PID" # again, idle: the daemon stays
+    sleep 0.3
+    kill -0 "$ZF_PID"
+}
+
+@test "refresh: SIGUSR1 re-checks a mount with the default timeout too; SIGTERM still unmounts" {
+    zf_mount "$T/s" -o timeout=3600
+    [[ ! -e $ZF_MNT/b.txt ]]
+    zf_copy_fixture "$NS.zarr" "$T/s/b"
+    kill -USR1 "$ZF_PID"
+    wait_for "$ZF_MNT/b.txt" 10 || fail "b.txt not shown after SIGUSR1"
+    zf_signal_daemon TERM
+    assert_equal "$ZF_STATUS" 0
+}
