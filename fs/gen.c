@@ -16,6 +16,16 @@
 /* shortest pause between two re-checks, so that timeout=0 does not spin */
 #define CHECK_MIN_PAUSE 0.1
 
+/* While no file or directory of the mount is open, the chunk stamps of sized
+ * arrays (a stat or a listing per chunk: the bulk of a re-check's cost) are
+ * compared only every CHUNK_EVERY timeouts, and at most one part in
+ * CHUNK_SHARE of the time (a store with more chunks: less often); the
+ * metadata documents every timeout.  A read that meets a changed chunk fails
+ * and asks for a re-check whatever the pacing (ops.c), so a stale size is
+ * never read from. */
+#define CHUNK_EVERY 10
+#define CHUNK_SHARE 1000
+
 static double now(void)
 {
     struct timespec ts;
@@ -216,13 +226,14 @@ static zf_tree *rebuild(zf_fs *fs)
     return NULL;
 }
 
-/* does fresh show what the current tree does not?  1, or 0 (fresh freed);
- * a current tree the store could not tell all of is replaced by a whole one */
-static int differs(zf_fs *fs, zf_tree *fresh)
+/* does fresh show what the current tree does not (the chunks of sized
+ * arrays too if chunks)?  1, or 0 (fresh freed); a current tree the store
+ * could not tell all of is replaced by a whole one */
+static int differs(zf_fs *fs, zf_tree *fresh, int chunks)
 {
     char why[400] = "";
     int rc = zf_tree_incomplete(fs->cur->tree, why, sizeof why)
-                 ? 1 : zf_tree_stale(fs->cur->tree, fresh, why, sizeof why);
+                 ? 1 : zf_tree_stale(fs->cur->tree, fresh, chunks, why, sizeof why);
     if (rc < 0)
         told_unknown(fs, why);
     else
@@ -232,13 +243,14 @@ static int differs(zf_fs *fs, zf_tree *fresh)
     return rc > 0;
 }
 
-/* rebuild the tree; if the store changed, make the new tree current and
- * return the replaced generation (with the reference fs->cur had), else NULL.
- * Runs on the notifier thread only, the one writer of fs->cur. */
-static zf_gen *check(zf_fs *fs)
+/* rebuild the tree; if the store changed (its metadata, or if chunks the
+ * chunks of sized arrays), make the new tree current and return the
+ * replaced generation (with the reference fs->cur had), else NULL.  Runs on
+ * the notifier thread only, the one writer of fs->cur. */
+static zf_gen *check(zf_fs *fs, int chunks)
 {
     char why[400] = "";
-    int same = zf_tree_unchanged(fs->cur->tree, why, sizeof why); /* remote: one HEAD */
+    int same = zf_tree_unchanged(fs->cur->tree, chunks, why, sizeof why); /* remote: one HEAD */
     if (same) {
         if (same < 0)
             told_unknown(fs, why);
@@ -247,7 +259,7 @@ static zf_gen *check(zf_fs *fs)
         return NULL;
     }
     zf_tree *fresh = rebuild(fs);
-    if (!fresh || !differs(fs, fresh))
+    if (!fresh || !differs(fs, fresh, chunks))
         return NULL;
     struct timespec seen;
     clock_gettime(CLOCK_REALTIME, &seen);
@@ -291,7 +303,7 @@ static void *notifier(void *arg)
 {
     zf_fs *fs = arg;
     double pause = fs->timeout > CHECK_MIN_PAUSE ? fs->timeout : CHECK_MIN_PAUSE;
-    double due = now() + pause, soon = now() + CHECK_MIN_PAUSE;
+    double due = now() + pause, soon = now() + CHECK_MIN_PAUSE, chunks_due = 0;
     pthread_mutex_lock(&fs->mu);
     while (!fs->stopping) {
         double t = fs->recheck_soon && soon < due ? soon : due;
@@ -299,10 +311,12 @@ static void *notifier(void *arg)
             wait_until(fs, t);
             continue;
         }
+        /* asked (a request, SIGUSR1), in use, or their turn: the chunks too */
+        int chunks = fs->recheck_soon || fs->open || now() >= chunks_due;
         fs->recheck_soon = 0;
         pthread_mutex_unlock(&fs->mu);
         double start = now();
-        zf_gen *old = check(fs);
+        zf_gen *old = check(fs, chunks);
         if (old) {
             invalidate(fs, old->tree);
             invalidate(fs, fs->cur->tree); /* new names, which the kernel may hold as absent */
@@ -311,6 +325,9 @@ static void *notifier(void *arg)
         double end = now(), took = end - start;
         due = end + (took > pause ? took : pause);
         soon = end + (took > CHECK_MIN_PAUSE ? took : CHECK_MIN_PAUSE);
+        if (chunks)
+            chunks_due = end + (took * CHUNK_SHARE > pause * CHUNK_EVERY ? took * CHUNK_SHARE
+                                                                        : pause * CHUNK_EVERY);
         pthread_mutex_lock(&fs->mu);
     }
     pthread_mutex_unlock(&fs->mu);

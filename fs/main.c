@@ -457,6 +457,7 @@ static int run_with(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c,
     }
     if (!zf_store_spec_remote(c->store) && zf_tree_root_is_array(tree) && !st->lo.labels_index)
         zf_precheck_root_array(c->store);
+    zf_precheck_warn_not_empty(o->mountpoint);
     zf_fs fs = {.store = store, .cache = cache, .opts = &st->lo, .timeout = st->timeout,
                 .uid = attrs.uid, .gid = attrs.gid, .file_mode = attrs.file_mode,
                 .dir_mode = attrs.dir_mode, .mtime = mtime,

@@ -96,10 +96,14 @@ int zf_precheck_mountpoint(const char *mnt)
                 "-u %s`) rather than mount another on top\n", mnt, mnt);
         return 1;
     }
-    if (not_empty(mnt))
-        fprintf(stderr, "zarrfs: warning: mountpoint %s is not empty; what it holds is hidden "
-                "while zarrfs is mounted there\n", mnt);
     return 0;
+}
+
+void zf_precheck_warn_not_empty(const char *mnt)
+{
+    if (not_empty(mnt))
+        zf_log_warn("mountpoint %s is not empty; what it holds is hidden while zarrfs is "
+                    "mounted there", mnt);
 }
 
 /* libfuse's messages while it is asked about an option: none */

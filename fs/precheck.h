@@ -10,9 +10,12 @@
 /* Check MOUNTPOINT mnt: a directory (a /dev/fd/N of a mount helper is
  * libfuse's to check), not the disconnected mount point of a daemon that
  * died (ENOTCONN: the line says to run fusermount3 -u), not a zarrfs mount
- * already (a mount on top of it is refused); a warning on stderr when it is
- * not empty (what it holds is hidden while mounted).  0, or 1 after a line. */
+ * already (a mount on top of it is refused).  0, or 1 after a line. */
 int zf_precheck_mountpoint(const char *mnt);
+
+/* Log a warning if MOUNTPOINT mnt is not empty (what it holds is hidden
+ * while mounted); once the store is known to open, just before mounting. */
+void zf_precheck_warn_not_empty(const char *mnt);
 
 /* Check the options args still holds for libfuse (after fuse_parse_cmdline),
  * as fuse_session_new will read them, before the store is opened: an

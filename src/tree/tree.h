@@ -77,11 +77,11 @@ const zf_node *zf_tree_lookup(const zf_tree *t, uint64_t parent, const char *nam
 uint64_t zf_tree_count(const zf_tree *t);
 
 /* Does a fresh walk of the store differ from t: nodes added, removed or
- * renamed, metadata documents rewritten, or chunks of an array whose size was
- * computed rewritten?  Reads only metadata and stamps (no chunk).  1 or 0;
- * ZF_EIO (the key and reason in why) when a listing of such chunks failed:
- * the store could not tell. */
-int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, char *why, size_t whycap);
+ * renamed, metadata documents rewritten, or (if chunks) chunks of an array
+ * whose size was computed rewritten?  Reads only metadata and stamps (no
+ * chunk).  1 or 0; ZF_EIO (the key and reason in why) when a listing of such
+ * chunks failed: the store could not tell. */
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, int chunks, char *why, size_t whycap);
 
 /* When n's content last changed, as far as is known (ns since the epoch; 0
  * if unknown): n->mtime, or for a file of a sized array the newest time of
@@ -98,10 +98,10 @@ void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now);
 
 /* A re-check without a rebuild, for a remote store whose every node came
  * from consolidated metadata: 1 if that document's version (ETag) is the one the
- * tree was built from (one HEAD) and no sized array's chunks changed (a
- * listing per sized array, where the store can list); 0 if a rebuild must
- * tell (always, for other stores); ZF_EIO (why) when a listing of a sized
- * array's chunks failed: the store could not tell. */
-int zf_tree_unchanged(const zf_tree *t, char *why, size_t whycap);
+ * tree was built from (one HEAD) and, if chunks, no sized array's chunks
+ * changed (a listing per sized array, where the store can list); 0 if a
+ * rebuild must tell (always, for other stores); ZF_EIO (why) when a listing
+ * of a sized array's chunks failed: the store could not tell. */
+int zf_tree_unchanged(const zf_tree *t, int chunks, char *why, size_t whycap);
 
 #endif

@@ -183,3 +183,53 @@ wait_for() {
     zf_signal_daemon TERM
     assert_equal "$ZF_STATUS" 0
 }
+
+# mk_many DIR N: a group holding many, an int64 array of N one-value chunks
+# with a duration unit (CF)
+mk_many() {
+    mkdir -p "$1/many/c"
+    printf '{"zarr_format": 3, "node_type": "group", "attributes": {}}\n' >"$1/zarr.json"
+    cat >"$1/many/zarr.json" <<JSON
+{"zarr_format": 3, "node_type": "array", "shape": [$2], "data_type": "int64",
+ "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [1]}},
+ "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+ "fill_value": 0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+ "attributes": {"units": "seconds"}}
+JSON
+    local i
+    for ((i = 0; i < $2; i++)); do printf '\001\000\000\000\000\000\000\000' >"$1/many/c/$i"; done
+}
+
+@test "refresh: an idle mount re-checks metadata every timeout, chunk stamps far less often" {
+    command -v strace >/dev/null || skip "strace is not installed"
+    mk_many "$T/big" 300
+    zf_mount "$T/big" -o timeout=0.2
+    run wc -l "$ZF_MNT/many.txt" # sized: its chunks' stamps are now watched
+    assert_output "300 $ZF_MNT/many.txt"
+    timeout -s INT 3 strace -f -qq -o "$T/trace" -e trace=newfstatat,statx -p "$ZF_PID" || true
+    local checks chunks
+    checks=$(grep -c '"many"' "$T/trace") # one stat of the array's directory per re-check
+    chunks=$(grep -cE '\(-?[0-9]+, "[0-9]+",' "$T/trace")
+    echo "# $checks re-checks, $chunks stats of chunks" >&3
+    ((checks >= 4)) || fail "only $checks re-checks in 3 s with timeout=0.2"
+    # every 10 timeouts at most: two passes over the 300 chunks in 3 s (was one per re-check)
+    ((chunks <= 600)) || fail "$chunks stats of chunks in $checks re-checks"
+}
+
+@test "refresh: while a file is open, its chunks are re-checked every timeout" {
+    mk_many "$T/big" 20
+    zf_mount "$T/big" -o timeout=0.5
+    run wc -l "$ZF_MNT/many.txt"
+    assert_output "20 $ZF_MNT/many.txt"
+    sleep 1 # past the first re-check, which compares chunks (the next idle one: 5 s on)
+    local fd seen=0 deadline=$((SECONDS + 3))
+    exec {fd}<"$ZF_MNT/many.txt"
+    printf '\002\000\000\000\000\000\000\000' >"$T/big/many/c/3.tmp" # a chunk rewritten
+    mv "$T/big/many/c/3.tmp" "$T/big/many/c/3"
+    while ((SECONDS < deadline)); do # within the 10 timeouts of an idle mount
+        grep -q "the store changed" "$ZF_LOG" && { seen=1; break; }
+        sleep 0.1
+    done
+    exec {fd}<&-
+    ((seen)) || fail "no re-check saw the chunk while its file was open; log: $(cat "$ZF_LOG")"
+}
