@@ -49,14 +49,6 @@ int zf_opt_find(const char *name)
     return -1;
 }
 
-int zf_opt_mount_only(int id)
-{
-#define X(oid) if (id == ZF_OPT_##oid) return 1;
-    ZF_MOUNT_ONLY_OPTIONS(X)
-#undef X
-    return 0;
-}
-
 int zf_opt_is_flag(int id)
 {
     return id >= 0 && id < ZF_OPT_COUNT && opt_flag[id];

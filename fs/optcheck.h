@@ -12,9 +12,6 @@
 /* The number of the option called name (ZF_OPT_...), or -1. */
 int zf_opt_find(const char *name);
 
-/* 1 if option id is one of ZF_MOUNT_ONLY_OPTIONS (zarrfs-cat refuses it), else 0. */
-int zf_opt_mount_only(int id);
-
 /* 1 if option id is a flag (-o ID, no value), else 0. */
 int zf_opt_is_flag(int id);
 

@@ -96,6 +96,15 @@ enum zf_opt_id {
     ZF_OPT_COUNT
 };
 
+/* 1 if option id is one of ZF_MOUNT_ONLY_OPTIONS (zarrfs-cat has not it), else 0 */
+static inline int zf_opt_mount_only(int id)
+{
+#define X(oid) if (id == ZF_OPT_##oid) return 1;
+    ZF_MOUNT_ONLY_OPTIONS(X)
+#undef X
+    return 0;
+}
+
 /* how an option of ZF_OPTIONS is written: -o ID=ARG (VAL) or -o ID (FLAG) */
 #define ZF_SPELL_VAL(id, arg) "-o " #id "=" arg
 #define ZF_SPELL_FLAG(id, arg) "-o " #id

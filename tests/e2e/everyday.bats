@@ -233,3 +233,25 @@ JSON
     exec {fd}<&-
     ((seen)) || fail "no re-check saw the chunk while its file was open; log: $(cat "$ZF_LOG")"
 }
+
+@test "zarrfs-cat: takes every view option of the mount from the same table, and says which are not its" {
+    local cat=$ZF_BUILD_DIR/zarrfs-cat
+    run "$cat" --help
+    for want in '-o cf=' '-o labels=' '-o cache_size=' '-o format=' '-o nat='; do
+        assert_output --partial "    $want"
+    done
+    refute_output --partial "-o timeout="
+    zf_mount "$T/s" -o format=iso,labels=index,cf=dtype
+    run "$cat" -o format=ISO,labels=index,cf=dtype,cache_size=1M "$T/s" a --csv
+    assert_success
+    assert_output "$(cat "$ZF_MNT/a.csv")"
+    run "$cat" -o fromat=iso "$T/s" a
+    assert_failure 2
+    assert_output "zarrfs-cat: unknown option: fromat (did you mean format?)"
+    run "$cat" -o timeout=3 "$T/s" a
+    assert_failure 2
+    assert_output "zarrfs-cat: -o timeout applies to a mount only"
+    run "$cat" -o connections=4 "$T/s" a
+    assert_success
+    assert_line --index 0 "zarrfs-cat: warning: -o connections: for remote stores only; ignored for the local store $T/s"
+}
