@@ -8,8 +8,10 @@ Everything is configured by environment variables that scripts/bench sets:
     ZF_BENCH_SHM     tmpfs dir for the reference copy of the text (removed at exit)
     ZF_BIN, ZF_MINIFUSE  the two daemons
     ZF_BENCH_REPORT  where the Markdown report is written (besides stdout)
-    ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only)
-                     or remote (row 15, bench/remote.py)
+    ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only),
+                     remote (row 15, bench/remote.py), icechunk (row 17,
+                     bench/icbench.py) or shards (row 18 only)
+    ZF_BENCH_SHARD_STORE  row 18's store (bench/gen_shards.py)
 
 Every mount is a fresh daemon in the foreground (-f) on its own mount point
 under the work dir; every wait has a timeout; every mount is unmounted and
@@ -353,10 +355,10 @@ def warm_tree(root):
 def main():
     for d in (MNTROOT, PIDDIR, LOGDIR, SHM):
         os.makedirs(d, exist_ok=True)
-    if ROWS not in ("all", "local", "labels", "remote"):
-        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels or remote")
+    if ROWS not in ("all", "local", "labels", "remote", "icechunk", "shards"):
+        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels, remote, icechunk or shards")
     log(f"bench: N={N}, runs={RUNS}, store {STORE}, rows {ROWS}")
-    if ROWS != "remote":
+    if ROWS not in ("remote", "icechunk", "shards"):
         warm_store()  # "store files in page cache"
     QUIET[0] = wait_quiet(QUIET_WAIT)
     log(f"bench: CPU used by others before starting: {QUIET[0]:.0%}")
@@ -367,6 +369,11 @@ def main():
     if ROWS in ("all", "remote"):
         import remote  # bench/ is the script's directory
         remote.rows(sys.modules[__name__])
+    if ROWS in ("all", "icechunk"):
+        import icbench
+        icbench.rows(sys.modules[__name__])
+    if ROWS in ("all", "shards"):
+        shard_rows()
     report()
     return 0 if all(gating) else 1
 
@@ -680,6 +687,36 @@ def labels_rows():
         f"{zrate / xrate:.0f} x", ">= 100 x", zrate / xrate >= 100)
 
 
+def shard_rows():
+    """Row 18 (issue 24): sizing a sharded array costs what its stored bytes
+    do: bench/gen_shards.py's store, each array's first `stat` on a fresh
+    daemon, the four arrays in turn in every run."""
+    store = os.environ["ZF_BENCH_SHARD_STORE"]
+    names = ("sh/lt", "un/lt", "one/lt", "q/lt")
+    section()
+
+    def run():
+        out = []
+        for name in names:
+            with Mount("zarrfs", store) as m:
+                out.append(stat(m.path(name + ".txt")))
+        return out
+    sh, un, one, q = (list(x) for x in zip(*[attempt(run, warm=lambda: warm_tree(store))
+                                             for _ in range(RUNS)]))
+    detail(f"18: first stat of sh/lt (one shard of 2^16 inner chunks of 64) {runs_str(sh)}; "
+           f"un/lt (2^16 chunks of 64) {runs_str(un)}; one/lt (one chunk of 2^22) "
+           f"{runs_str(one)}; q/lt (one shard of 2^14 inner chunks of 64) {runs_str(q)}")
+    what = "first `stat` (size pass) of a zarr-python array of 2^22 values in one shard of 2^16 " \
+           "inner chunks (of 64 values)"
+    row("18", what, fmt_t(med(sh)), f"the same data unsharded (2^16 chunks of 64) {fmt_t(med(un))}",
+        f"{med(sh) / med(un):.2f} x", "<= 1.5 x", med(sh) / med(un) <= 1.5)
+    row("18", what, fmt_t(med(sh)), f"the same data in one chunk {fmt_t(med(one))}",
+        f"{med(sh) / med(one):.2f} x", "-", None)
+    row("18", "sizing against the inner chunks per shard: 2^16 (sh/lt) against 2^14 (q/lt, the "
+        "first 2^20 values)", fmt_t(med(sh)), f"2^14 inner chunks {fmt_t(med(q))}",
+        f"{med(sh) / med(q):.2f} x", "4 x is linear", None)
+
+
 def machine():
     model = "?"
     with open("/proc/cpuinfo") as f:
@@ -707,10 +744,20 @@ def report():
     out = []
     if ROWS == "remote":
         out.append("### zarrfs benchmark, remote stores only (ZF_BENCH_ROWS=remote)\n")
+    elif ROWS == "icechunk":
+        out.append("### zarrfs benchmark, Icechunk repositories only (ZF_BENCH_ROWS=icechunk)\n")
+    elif ROWS == "shards":
+        out.append("### zarrfs benchmark, sharded arrays only (ZF_BENCH_ROWS=shards)\n")
     else:
         out.append(f"### zarrfs benchmark, N = {N:.0e} ({N} elements per array)\n")
     out.append(machine())
-    if ROWS == "remote":
+    if ROWS == "icechunk":
+        out.append(f"Data: bench/icgen.py's forecast (row 17's note). Figures are medians of "
+                   f"{RUNS} runs (peers: {PEER_RUNS}); output to /dev/null everywhere.\n")
+    elif ROWS == "shards":
+        out.append(f"Data: bench/gen_shards.py's store (note 18), in the page cache. Figures "
+                   f"are medians of {RUNS} runs.\n")
+    elif ROWS == "remote":
         out.append(f"Data: bench/gen.py's store with 10^7 values per array, consolidated "
                    f"(timedelta64[ns], chunks of 10^6, bytes + zstd), in the servers' page "
                    f"cache. Figures are medians of {RUNS} runs (peers: {PEER_RUNS}); output to "
@@ -739,6 +786,14 @@ def report():
                    f"group=\"x\", decode_timedelta=True)[\"lead\"].isel(init_time=slice(0, "
                    f"{X_SLICE_ROWS})).to_dataframe().to_csv(tmpfs file)` (imports excluded); its "
                    f"file is compared (untimed) with the start of zarrfs's labelled file.")
+    if ROWS in ("all", "shards"):
+        out.append("- 18: bench/gen_shards.py's store: 2^22 values of the same lead times "
+                   "(timedelta64[ns]) written by zarr-python as one shard of 2^16 inner chunks "
+                   "of 64 values (its sharding defaults: inner bytes + zstd, index bytes + "
+                   "crc32c), as 2^16 chunks of 64 without sharding, as one chunk, and their "
+                   "first 2^20 as one shard of 2^14 inner chunks; each figure is a fresh "
+                   "daemon's first `stat` of the array's .txt (the size pass), files in the "
+                   "page cache, XDG_CACHE_HOME empty.")
     out.extend(NOTES)
     out.append("- other load: share of the machine's CPU time used by processes other than the "
                "benchmark (from /proc/stat), median and max over the runs behind the row; the "

@@ -67,6 +67,8 @@ static void item(FILE *out, const char *spelling, const char *arg, const char *d
 #define SPELL_FLAG(id) "-o " #id
 #define ARG_VAL(arg) arg
 #define ARG_FLAG(arg) ""
+#define SPELL_OPT(id) "-o " #id "[="
+#define ARG_OPT(arg) arg "]"
 
 /* the roff for table @name@ of page; 0, or -1 if the page has no such table */
 static int table(FILE *out, const char *page, const char *name)

@@ -6,10 +6,12 @@
  * version; a generation is freed when nothing refers to it any more. */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "base/err.h"
 #include "base/log.h"
 #include "zarrfs.h"
 
@@ -208,15 +210,28 @@ static void told_answers(zf_fs *fs)
     fs->recheck_failing = 0;
 }
 
-/* the fresh tree the store shows now, or NULL (logged once: told_unknown)
+/* ask the store whether what it shows moved (an Icechunk branch): 1 with
+ * *moved a store showing the new version or NULL, 0 (told_unknown) if that
+ * cannot be told now */
+static int update_store(zf_fs *fs, const zf_store *from, zf_store **moved)
+{
+    char why[256] = "";
+    int rc = zf_store_update(from, moved, why, sizeof why);
+    if (rc == ZF_OK)
+        return 1;
+    told_unknown(fs, *why ? why : zf_strerror(rc));
+    return 0;
+}
+
+/* the fresh tree store shows now, or NULL (logged once: told_unknown)
  * when it could not say all of it: a failure never replaces what is shown */
-static zf_tree *rebuild(zf_fs *fs)
+static zf_tree *rebuild(zf_fs *fs, const zf_store *store)
 {
     zf_tree *fresh = NULL;
     zf_layout_opts opts = *fs->opts; /* the tree reads opts only while it is built */
     opts.generation = fs->generation + 1;
     char why[400] = "";
-    if (zf_tree_build(fs->store, fs->cache, &opts, &fresh) != 0)
+    if (zf_tree_build(store, fs->cache, &opts, &fresh) != 0)
         told_unknown(fs, "the root metadata cannot be read");
     else if (zf_tree_incomplete(fresh, why, sizeof why))
         told_unknown(fs, why);
@@ -249,8 +264,12 @@ static int differs(zf_fs *fs, zf_tree *fresh, int chunks)
  * the notifier thread only, the one writer of fs->cur. */
 static zf_gen *check(zf_fs *fs, int chunks)
 {
+    const zf_store *from = zf_tree_store(fs->cur->tree);
+    zf_store *moved = NULL; /* what it follows moved: a store showing its new version */
+    if (!update_store(fs, from, &moved))
+        return NULL;
     char why[400] = "";
-    int same = zf_tree_unchanged(fs->cur->tree, chunks, why, sizeof why); /* remote: one HEAD */
+    int same = moved ? 0 : zf_tree_unchanged(fs->cur->tree, chunks, why, sizeof why); /* remote: one HEAD */
     if (same) {
         if (same < 0)
             told_unknown(fs, why);
@@ -258,8 +277,15 @@ static zf_gen *check(zf_fs *fs, int chunks)
             told_answers(fs);
         return NULL;
     }
-    zf_tree *fresh = rebuild(fs);
-    if (!fresh || !differs(fs, fresh, chunks))
+    zf_tree *fresh = rebuild(fs, moved ? moved : from);
+    if (!fresh) {
+        zf_store_close(moved);
+        return NULL;
+    }
+    if (moved) { /* a new snapshot: shown, even if nothing the tree compares changed */
+        told_answers(fs);
+        zf_tree_own_store(fresh, moved);
+    } else if (!differs(fs, fresh, chunks))
         return NULL;
     struct timespec seen;
     clock_gettime(CLOCK_REALTIME, &seen);

@@ -10,11 +10,13 @@ void zf_help_print(const char *prog)
 {
     printf("usage: %s [options] STORE MOUNTPOINT\n\n"
            "Mount the Zarr store STORE (Zarr format v3 or v2: a directory, or an http://,\n"
-           "https://, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX URL) read-only at\n"
+           "https://, s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or az://CONTAINER/PREFIX URL)\n"
+           "read-only at\n"
            "MOUNTPOINT (a directory), showing every duration and time-stamp array NAME\n"
            "(numpy.timedelta64, numpy.datetime64, and integer or float arrays with CF time\n"
            "units, as xarray writes them) as text files, and every group as a directory.\n"
-           "SIGINT, SIGTERM and SIGHUP unmount.\n\n"
+           "An Icechunk repository shows as the Zarr store of one of its snapshots\n"
+           "(-o branch=, tag=, snapshot=).  SIGINT, SIGTERM and SIGHUP unmount.\n\n"
            "Files of each array NAME:\n", prog);
 #define X(ext, desc) zf_help_row("NAME" ext, desc, NULL);
     ZF_VIEWS(X)

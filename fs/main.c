@@ -31,6 +31,7 @@
 typedef struct cli {
 #define FIELD_VAL(id) char *id;
 #define FIELD_FLAG(id) int id;
+#define FIELD_OPT(id) char *id; int id##_flag;
 #define X(id, kind, arg, def, desc) FIELD_##kind(id)
     ZF_OPTIONS(X)
 #undef X
@@ -54,6 +55,7 @@ enum { KEY_FSNAME, KEY_SUBTYPE, KEY_IGNORE, KEY_WRITE, KEY_ALLOW_OTHER };
 
 #define SPEC_VAL(id) {#id "=%s", offsetof(cli, id), 0}
 #define SPEC_FLAG(id) {#id, offsetof(cli, id), 1}
+#define SPEC_OPT(id) {#id "=%s", offsetof(cli, id), 0}, {#id, offsetof(cli, id##_flag), 1}
 #define SPEC_KEY(name, key) FUSE_OPT_KEY(name, key),
 static const struct fuse_opt cli_spec[] = {
 #define X(id, kind, arg, def, desc) SPEC_##kind(id),
@@ -284,11 +286,13 @@ static void cli_values(const cli *c, const char *val[ZF_OPT_COUNT])
 {
 #define VAL_VAL(id) val[ZF_OPT_##id] = c->id;
 #define VAL_FLAG(id) val[ZF_OPT_##id] = c->id ? "" : NULL;
+#define VAL_OPT(id) val[ZF_OPT_##id] = c->id ? c->id : c->id##_flag ? "" : NULL;
 #define X(id, kind, arg, def, desc) VAL_##kind(id)
     ZF_OPTIONS(X)
 #undef X
 #undef VAL_VAL
 #undef VAL_FLAG
+#undef VAL_OPT
 }
 
 /* check the mount's own options (those zarrfs-cat has not) into st; the
@@ -325,6 +329,7 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
     st->so.note = cred_note;
     if (zf_opt_settings(val, &st->lo, &st->cache_bytes, &st->so, err, sizeof err))
         return fail(err, NULL);
+    st->so.cache_bytes = st->cache_bytes; /* a repository's manifests take a share of it */
     if (!zf_store_spec_remote(c->store)) /* one fstab template serves both */
         zf_store_opts_drop_remote(&st->so, st->ignored, sizeof st->ignored);
     return check_mount_options(c, o, st);
@@ -496,6 +501,7 @@ static void cli_free(cli *c)
 {
 #define FREE_VAL(id) free(c->id);
 #define FREE_FLAG(id)
+#define FREE_OPT(id) free(c->id);
 #define X(id, kind, arg, def, desc) FREE_##kind(id)
     ZF_OPTIONS(X)
 #undef X

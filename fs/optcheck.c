@@ -25,10 +25,8 @@ static const char *const opt_default[ZF_OPT_COUNT] = {
 #undef X
 };
 
-#define IS_FLAG_VAL 0
-#define IS_FLAG_FLAG 1
-static const unsigned char opt_flag[ZF_OPT_COUNT] = {
-#define X(id, kind, arg, def, desc) [ZF_OPT_##id] = IS_FLAG_##kind,
+static const unsigned char opt_kind[ZF_OPT_COUNT] = {
+#define X(id, kind, arg, def, desc) [ZF_OPT_##id] = ZF_OPT_KIND_##kind,
     ZF_OPTIONS(X)
 #undef X
 };
@@ -49,9 +47,9 @@ int zf_opt_find(const char *name)
     return -1;
 }
 
-int zf_opt_is_flag(int id)
+enum zf_opt_kind zf_opt_kind(int id)
 {
-    return id >= 0 && id < ZF_OPT_COUNT && opt_flag[id];
+    return opt_kind[id];
 }
 
 /* the optimal string alignment distance of a and b (edits: a letter
@@ -184,7 +182,10 @@ static int store_settings(const char *const val[ZF_OPT_COUNT], zf_store_opts *so
     for (int i = 0; i < ZF_OPT_COUNT; i++) {
         if (!val[i])
             continue;
-        int rc = zf_store_opt_set(so, opt_name[i], opt_flag[i] ? NULL : val[i], err, errcap);
+        const char *v = opt_kind[i] == ZF_OPT_KIND_FLAG || !*val[i] ? NULL : val[i]; /* -o ID */
+        if (opt_kind[i] == ZF_OPT_KIND_VAL)
+            v = val[i];
+        int rc = zf_store_opt_set(so, opt_name[i], v, err, errcap);
         if (rc == ZF_ENOMEM)
             return bad(err, errcap, "out of memory", NULL);
         if (rc != ZF_OK && rc != ZF_ENOTFOUND) /* (not a store option: the view's, the mount's) */

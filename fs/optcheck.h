@@ -12,8 +12,10 @@
 /* The number of the option called name (ZF_OPT_...), or -1. */
 int zf_opt_find(const char *name);
 
-/* 1 if option id is a flag (-o ID, no value), else 0. */
-int zf_opt_is_flag(int id);
+/* How option id (0 <= id < ZF_OPT_COUNT) is written (options.h's KIND):
+ * -o ID=ARG, -o ID, or either. */
+enum zf_opt_kind { ZF_OPT_KIND_VAL, ZF_OPT_KIND_FLAG, ZF_OPT_KIND_OPT };
+enum zf_opt_kind zf_opt_kind(int id);
 
 /* The option name name is likely a typo of (a letter wrong, missing, added
  * or two swapped, two such for longer names, or the beginning of one name
@@ -32,7 +34,8 @@ const char *zf_opt_keyword(const char *v, char *buf, size_t cap);
 size_t zf_opt_size(const char *s);
 
 /* The settings both zarrfs and zarrfs-cat read, from the option values val
- * (indexed by ZF_OPT_...; NULL: not given; a flag given: any non-NULL), the
+ * (indexed by ZF_OPT_...; NULL: not given; a flag given: any non-NULL; an
+ * OPT given without a value: ""), the
  * defaults of options.h for those not given: format, nat, labels and cf into
  * lo (lo->nat borrows val's string or the default), cache_size into
  * *cache_bytes, and every store option (store/open.h) into so (owned:

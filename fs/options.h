@@ -18,10 +18,11 @@
                "unit, fill value, dimension names, codecs, path and how many chunks are stored")
 
 /* X(ID, KIND, ARG, DEFAULT, DESCRIPTION): the -o options zarrfs itself reads.
- * KIND is VAL (-o ID=ARG, kept as a string) or FLAG (-o ID).  DEFAULT is
+ * KIND is VAL (-o ID=ARG, kept as a string), FLAG (-o ID) or OPT (-o ID, or
+ * -o ID=ARG: a flag that may take a value).  DEFAULT is
  * what --help and the manual show, and for VAL options (but log, timeout and
- * the store's options of store/open.h) the value used when the option is
- * absent. */
+ * the store's options of store/open.h, the repository's included) the value
+ * used when the option is absent. */
 #define ZF_OPTIONS(X)                                                                            \
     X(format, VAL, "FORMAT", "pandas",                                                           \
       "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
@@ -57,19 +58,32 @@
     X(cafile, VAL, "FILE", "the system's",                                                       \
       "remote stores: PEM file of the certificate authorities that https servers are "          \
       "verified against (servers are always verified)")                                         \
-    X(endpoint, VAL, "URL", "AWS, or storage.googleapis.com",                                     \
-      "s3:// and gs:// stores: the server requests go to (an S3-compatible server, an "           \
-      "emulator), as http://HOST:PORT or https://HOST")                                          \
+    X(endpoint, VAL, "URL", "AWS, storage.googleapis.com, or ACCOUNT.blob.core.windows.net",     \
+      "s3://, gs:// and az:// stores: the server requests go to (an S3-compatible server, an "   \
+      "emulator), as http://HOST:PORT[/PATH] or https://HOST[/PATH]")                            \
+    X(account, VAL, "NAME", "AZURE_STORAGE_ACCOUNT_NAME",                                        \
+      "az:// stores: the storage account")                                                       \
     X(region, VAL, "NAME", "AWS_REGION, else us-east-1",                                         \
       "s3:// stores: the region requests are signed for")                                        \
     X(anonymous, FLAG, "", "off",                                                                \
-      "s3:// stores: send unsigned requests (public buckets) and read no credentials")          \
-    X(requester_pays, FLAG, "", "off",                                                           \
+      "s3://, gs:// and az:// stores: send unsigned requests (public buckets) and read no "      \
+      "credentials")                                                                             \
+    X(requester_pays, OPT, "PROJECT", "off",                                                     \
       "s3:// stores: the reader pays for the requests of a Requester Pays bucket "               \
-      "(x-amz-request-payer: requester, signed)")                                                \
+      "(x-amz-request-payer: requester, signed); gs:// stores: -o requester_pays=PROJECT "       \
+      "bills PROJECT (userProject)")                                                             \
     X(bearer_token_file, VAL, "FILE", "none",                                                    \
       "https:// stores: send the token in FILE (read again when it changes) as a bearer "       \
       "token, to the store's host only")                                                          \
+    X(branch, VAL, "NAME", "main",                                                               \
+      "Icechunk repositories: the branch shown; a branch that moves is followed at the "        \
+      "re-checks")                                                                               \
+    X(tag, VAL, "NAME", "none", "Icechunk repositories: show the snapshot of this tag instead") \
+    X(snapshot, VAL, "ID", "none",                                                               \
+      "Icechunk repositories: show this snapshot (its 20-character id) instead")               \
+    X(virtual, VAL, "PREFIX[,PREFIX...]", "none",                                               \
+      "Icechunk repositories: the locations virtual chunks may be read from (file:///DIR/, "    \
+      "https://HOST/PATH/, s3://BUCKET/, gs://BUCKET/); reads of others fail with EIO")        \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \
@@ -108,6 +122,7 @@ static inline int zf_opt_mount_only(int id)
 /* how an option of ZF_OPTIONS is written: -o ID=ARG (VAL) or -o ID (FLAG) */
 #define ZF_SPELL_VAL(id, arg) "-o " #id "=" arg
 #define ZF_SPELL_FLAG(id, arg) "-o " #id
+#define ZF_SPELL_OPT(id, arg) "-o " #id "[=" arg "]"
 
 /* X(SPELLING, DEFAULT, DESCRIPTION): options libfuse parses that zarrfs
  * documents (the rest are listed by libfuse after them in --help) */

@@ -29,8 +29,9 @@ static void help(void)
            "mounting: NAME.txt unless --csv or --info.  ARRAY_PATH is the array's path in\n"
            "the store (group/array), or a file path as the mount shows it\n"
            "(group/array.csv).  STORE is a local directory or the URL of a remote store:\n"
-           "http://, https://, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX.  On a terminal,\n"
-           "stderr shows progress for large outputs.\n\n"
+           "http://, https://, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX, or an Icechunk\n"
+           "repository in any of them.  On a terminal, stderr shows progress for large\n"
+           "outputs.\n\n"
            "options:\n");
 #define X(spelling, def, desc) zf_help_row(spelling, desc, def);
     ZF_CAT_OPTIONS(X)
@@ -90,7 +91,8 @@ static int parse_opts(char *s, const char *val[ZF_OPT_COUNT])
                            near), -1;
         if (id < 0)
             return fprintf(stderr, "zarrfs-cat: unknown option: %s (see --help)\n", item), -1;
-        if ((eq == NULL) != zf_opt_is_flag(id))
+        enum zf_opt_kind kind = zf_opt_kind(id);
+        if ((kind == ZF_OPT_KIND_FLAG && eq) || (kind == ZF_OPT_KIND_VAL && !eq))
             return fprintf(stderr, "zarrfs-cat: -o %s %s\n", item,
                            eq ? "takes no value" : "needs a value (-o NAME=VALUE)"), -1;
         val[id] = eq ? eq + 1 : "";

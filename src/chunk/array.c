@@ -37,8 +37,11 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
     if (a->meta.cf.how != ZF_CF_NATIVE) /* the fill value as ticks, as every chunk */
         a->fill_rc = zf_convert_one(&a->meta.cf, a->meta.cf.fill_raw, &a->meta.fill, a->fill_err,
                                     sizeof a->fill_err);
-    if (store->remote && zf_pipeline_partial(a->meta.pipeline))
-        a->shards = zf_shardidx_new(zf_cache_capacity(cache) / 4); /* NULL: none kept */
+    if (zf_pipeline_partial(a->meta.pipeline) && /* inner chunks read one by one */
+        !(a->shards = zf_shardidx_new(zf_cache_capacity(cache) / 4))) {
+        zf_array_free(a);
+        return NULL;
+    }
     a->whole_hint = ZF_SHARD_WHOLE_MAX / 8; /* a larger shard raises it (read_whole_shard) */
     a->nchunks = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++) {
@@ -142,194 +145,6 @@ static int decode_chunk(const zf_array *a, uint64_t index, const zf_pipeline *p,
     return ZF_OK;
 }
 
-/* byte range of one (inner) chunk inside a shard file */
-typedef struct range {
-    uint64_t off, len;
-} range;
-
-/* the result of a ranged read of a stored chunk (shard) just seen present
- * (stamped, or its index kept): absent now, it was deleted since, a change
- * of the store, never the fill value */
-static int read_seen(int rc, char *err, size_t errcap)
-{
-    if (rc != ZF_ENOTFOUND)
-        return rc;
-    snprintf(err, errcap, "deleted since it was seen; remount or reopen to see it");
-    return ZF_ESTALE;
-}
-
-/* read and decode the index of the shard occupying r; *idx gets 2*count values */
-static int read_index(const zf_array *a, const char *key, const zf_pipeline *p, range r,
-                      uint64_t **idx, char *err, size_t errcap)
-{
-    int at_start;
-    size_t ib = zf_pipeline_index_bytes(p, &at_start);
-    if (ib > r.len) {
-        snprintf(err, errcap, "shard of %llu bytes is smaller than its index (%zu bytes)",
-                 (unsigned long long)r.len, ib);
-        return ZF_ECORRUPT;
-    }
-    uint8_t *raw = malloc(ib);
-    uint64_t *out = malloc(2 * zf_pipeline_inner_count(p) * sizeof *out);
-    int rc = raw && out ? ZF_OK : ZF_ENOMEM;
-    if (rc == ZF_OK)
-        rc = read_seen(zf_store_read_range(a->store, key, at_start ? r.off : r.off + r.len - ib,
-                                           ib, raw, err, errcap), err, errcap);
-    if (rc == ZF_OK)
-        rc = zf_pipeline_decode_index(p, raw, ib, out, err, errcap);
-    free(raw);
-    if (rc) {
-        free(out);
-        return rc;
-    }
-    *idx = out;
-    return ZF_OK;
-}
-
-/* narrow r from a shard to inner chunk k of it; ZF_ENOTFOUND if it is empty */
-static int select_inner(const uint64_t *idx, uint64_t k, range *r, char *err, size_t errcap)
-{
-    uint64_t off = idx[2 * k], len = idx[2 * k + 1];
-    if (off == UINT64_MAX && len == UINT64_MAX)
-        return ZF_ENOTFOUND;
-    if (off > r->len || len > r->len - off) {
-        snprintf(err, errcap, "shard index entry %llu points outside the shard", (unsigned long long)k);
-        return ZF_ECORRUPT;
-    }
-    r->off += off;
-    r->len = len;
-    return ZF_OK;
-}
-
-/* position (C order) of the inner chunk holding element e of a shard */
-static uint64_t inner_position(unsigned ndim, const uint64_t *e, const uint64_t *shard,
-                               const uint64_t *inner)
-{
-    uint64_t k = 0;
-    for (unsigned d = 0; d < ndim; d++)
-        k = k * (shard[d] / inner[d]) + e[d] / inner[d];
-    return k;
-}
-
-/* position of the outermost inner chunk holding element origin in its shard */
-static uint64_t outer_position(const zf_array *a, const uint64_t *origin)
-{
-    const uint64_t *inner;
-    uint64_t e[ZF_MAX_DIMS];
-    for (unsigned d = 0; d < a->meta.ndim; d++)
-        e[d] = origin[d] % a->meta.chunks[d];
-    zf_pipeline_inner(a->meta.pipeline, &inner);
-    return inner_position(a->meta.ndim, e, a->meta.chunks, inner);
-}
-
-/* walk the shard levels down to the innermost chunk holding element origin;
- * cached: r is already the outermost level's inner chunk (shardidx.h).  The
- * outermost index read (stored chunk k, version st) is kept for the next. */
-static int locate_inner(const zf_array *a, const char *key, uint64_t k, const zf_stamp *st,
-                        int cached, uint64_t *origin, range *r, const zf_pipeline **pp, char *err,
-                        size_t errcap)
-{
-    const zf_pipeline *p = a->meta.pipeline;
-    const uint64_t *shard = a->meta.chunks, *inner;
-    uint64_t e[ZF_MAX_DIMS];
-    for (unsigned d = 0; d < a->meta.ndim; d++)
-        e[d] = origin[d] % shard[d];
-    const zf_pipeline *next;
-    for (int level = 0; zf_pipeline_partial(p) && (next = zf_pipeline_inner(p, &inner)); level++) {
-        uint64_t *idx = NULL;
-        int rc = level == 0 && cached ? ZF_OK : read_index(a, key, p, *r, &idx, err, errcap);
-        if (level == 0 && a->shards && !cached) /* (claimed by the caller: ends the claim) */
-            zf_shardidx_put(a->shards, k, idx, zf_pipeline_inner_count(p), st, NULL, 0, 0);
-        if (rc == ZF_OK && idx)
-            rc = select_inner(idx, inner_position(a->meta.ndim, e, shard, inner), r, err, errcap);
-        free(idx);
-        if (rc)
-            return rc;
-        for (unsigned d = 0; d < a->meta.ndim; d++)
-            e[d] %= inner[d];
-        shard = inner;
-        p = next;
-    }
-    *pp = p;
-    return ZF_OK;
-}
-
-/* read the whole shard at key (at most `most` bytes, reserved; st its
- * stamp) in one request and keep it with its index for the inner chunks
- * (shardidx.h); the outermost index entry of position pos into ent.
- * ZF_EUNSUPPORTED if it is larger (then read by ranges), else as a read. */
-static int read_whole_shard(zf_array *a, const char *key, uint64_t k, uint64_t pos, size_t most,
-                            zf_stamp *st, uint64_t *ent, char *err, size_t errcap)
-{
-    const zf_pipeline *p = a->meta.pipeline;
-    zf_store_buf b = {NULL, 0};
-    size_t n = 0, count = (size_t)zf_pipeline_inner_count(p);
-    int at_start, rc = zf_store_read(a->store, key, most, &b, &n, st, err, errcap);
-    if (rc == ZF_ECORRUPT) { /* larger than reserved (or cut short): by ranges */
-        rc = ZF_EUNSUPPORTED;
-        if (most == ZF_SHARD_WHOLE_MAX) /* shards too large to read whole */
-            __atomic_store_n(&a->whole_off, 1, __ATOMIC_RELAXED);
-        __atomic_store_n(&a->whole_hint, ZF_SHARD_WHOLE_MAX, __ATOMIC_RELAXED);
-    } else if (rc == ZF_OK) { /* the next read reserves twice the largest seen */
-        size_t hint = n < ZF_SHARD_WHOLE_MAX / 2 ? 2 * n + 4096 : ZF_SHARD_WHOLE_MAX;
-        hint = hint < ZF_SHARD_WHOLE_MAX ? hint : ZF_SHARD_WHOLE_MAX;
-        __atomic_store_n(&a->whole_hint, hint, __ATOMIC_RELAXED);
-    }
-    size_t ib = zf_pipeline_index_bytes(p, &at_start);
-    if (rc == ZF_OK && st->size != n) { /* decoded (net.h): its inner chunks are read by ranges */
-        snprintf(err, errcap, "stored as %llu bytes with a content coding (%zu decoded); a "
-                 "shard's inner chunks are read by byte ranges, which such a coding makes "
-                 "meaningless", (unsigned long long)st->size, n);
-        rc = ZF_ECORRUPT;
-    }
-    if (rc == ZF_OK && ib > n) {
-        snprintf(err, errcap, "shard of %zu bytes is smaller than its index (%zu bytes)", n, ib);
-        rc = ZF_ECORRUPT;
-    }
-    uint64_t *idx = rc == ZF_OK ? malloc(2 * count * sizeof *idx) : NULL;
-    if (rc == ZF_OK && !idx)
-        rc = ZF_ENOMEM;
-    if (rc == ZF_OK)
-        rc = zf_pipeline_decode_index(p, b.p + (at_start ? 0 : n - ib), ib, idx, err, errcap);
-    if (rc == ZF_OK && pos < count) {
-        ent[0] = idx[2 * pos];
-        ent[1] = idx[2 * pos + 1];
-        zf_shardidx_put(a->shards, k, idx, count, st, b.p, n, most); /* ends claim, reservation */
-        b.p = NULL;
-    } else {
-        zf_shardidx_unreserve(most);
-        rc = rc ? rc : ZF_ECORRUPT;
-    }
-    free(idx);
-    free(b.p);
-    return rc;
-}
-
-/* read bytes r of shard k (at key, version st), lying in its outermost
- * inner chunk at position pos, into buf: from the bytes kept of the shard,
- * else with the inner chunks that follow it in one ranged GET (a span,
- * kept for them: shardidx.h), else alone */
-static int read_inner(zf_array *a, const char *key, uint64_t k, uint64_t pos,
-                      const zf_stamp *st, range r, uint8_t *buf, char *err, size_t errcap)
-{
-    zf_span_claim claim = {0, 0, -1};
-    if (a->shards && zf_shardidx_fetch(a->shards, k, st, pos, r.off, (size_t)r.len, buf, &claim))
-        return ZF_OK;
-    if (claim.slot < 0)
-        return read_seen(zf_store_read_range(a->store, key, r.off, (size_t)r.len, buf, err, errcap),
-                         err, errcap);
-    uint8_t *span = malloc(claim.len); /* reserved by the claim */
-    int rc = span ? read_seen(zf_store_read_range(a->store, key, claim.off, claim.len, span, err,
-                                                  errcap), err, errcap)
-                  : ZF_ENOMEM;
-    if (rc) {
-        free(span);
-        span = NULL;
-    }
-    zf_shardidx_put_span(a->shards, &claim, span, r.off, (size_t)r.len, buf); /* ends the claim */
-    return rc;
-}
-
 /* read (part of) the stored value at key into raw and decode it; the
  * version read is checked against the snapshot (zf_array_check_version) */
 static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *buf,
@@ -337,52 +152,13 @@ static int load_stored(zf_array *a, uint64_t index, const char *key, int64_t *bu
 {
     const zf_pipeline *p = a->meta.pipeline;
     size_t rawn = 0;
-    zf_stamp st;
     int rc;
     if (!zf_pipeline_partial(p)) { /* one request: the read returns its stamp */
+        zf_stamp st;
         rc = zf_store_read(a->store, key, zf_pipeline_max_encoded(p), raw, &rawn, &st, err, errcap);
         rc = zf_array_check_version(a, index, key, rc, &st, err, errcap);
-    } else {
-        uint64_t origin[ZF_MAX_DIMS], k = zf_array_stored_index(a, index), ent[2];
-        zf_array_chunk_origin(a, index, origin);
-        uint64_t pos = outer_position(a, origin);
-        int claimed = 0, cached = a->shards && zf_shardidx_get(a->shards, k, pos, &ent[0], &ent[1],
-                                                               &st, &claimed);
-        size_t most = __atomic_load_n(&a->whole_hint, __ATOMIC_RELAXED);
-        int whole = claimed && !__atomic_load_n(&a->whole_off, __ATOMIC_RELAXED) &&
-                    zf_shardidx_reserve(a->shards, most); /* else by ranges */
-        rc = ZF_EUNSUPPORTED;
-        if (whole && (rc = read_whole_shard(a, key, k, pos, most, &st, ent, err, errcap)) == ZF_OK)
-            cached = 1, claimed = 0; /* kept, with its index: as if it had been */
-        if (rc == ZF_EUNSUPPORTED)
-            rc = cached ? ZF_OK : zf_store_stamp_why(a->store, key, &st, err, errcap); /* size, version */
-        if (rc == ZF_ECORRUPT) /* a HEAD that makes no sense says nothing of the shard's bytes */
-            rc = ZF_EIO;
-        if (cached && st.kind == ZF_STORE_ABSENT)
-            rc = ZF_ENOTFOUND;
-        rc = zf_array_check_version(a, index, key, rc, &st, err, errcap);
-        int absent = rc == ZF_ENOTFOUND; /* and so at the snapshot: kept (a change is not) */
-        if (rc == ZF_OK && st.kind != ZF_STORE_FILE) {
-            snprintf(err, errcap, "not a regular file");
-            rc = ZF_ECORRUPT;
-        }
-        range r = {0, st.size};
-        if (rc == ZF_OK && cached) /* the outermost index entry, checked as if read */
-            rc = select_inner(ent, 0, &r, err, errcap);
-        if (rc == ZF_OK)
-            rc = locate_inner(a, key, k, &st, cached, origin, &r, &p, err, errcap);
-        else if (claimed) /* no index read: absent, or the waiting readers try themselves */
-            zf_shardidx_put(a->shards, k, NULL, 0, absent ? &st : NULL, NULL, 0, 0);
-        if (rc == ZF_OK && r.len > zf_pipeline_max_encoded(p)) {
-            snprintf(err, errcap, "inner chunk of %llu bytes is larger than any valid encoding",
-                     (unsigned long long)r.len);
-            rc = ZF_ECORRUPT;
-        }
-        rawn = (size_t)r.len;
-        if (rc == ZF_OK)
-            rc = zf_store_buf_reserve(raw, rawn);
-        if (rc == ZF_OK)
-            rc = read_inner(a, key, k, pos, &st, r, raw->p, err, errcap);
+    } else { /* an inner chunk of a shard (array_shard.c) */
+        rc = zf_array_read_inner(a, index, key, raw, &rawn, &p, err, errcap);
     }
     if (rc == ZF_OK)
         rc = decode_chunk(a, index, p, raw->p, rawn, buf, out, err, errcap);
@@ -397,12 +173,12 @@ uint64_t zf_array_chunk_elems(const zf_array *a)
     return n;
 }
 
-/* should the failure of read chunk index be logged?  Always for a local
- * store; for a remote one, unless its stored chunk's failure was logged
- * within ZF_TOLD_QUIET_MS (array_impl.h) */
+/* should the failure of read chunk index be logged?  Always for a chunk of
+ * a local store; for a remote one, or an inner chunk of a shard, unless its
+ * stored chunk's failure was logged within ZF_TOLD_QUIET_MS (array_impl.h) */
 static int first_report(zf_array *a, uint64_t index)
 {
-    if (!a->store->remote)
+    if (!a->store->remote && !a->shards)
         return 1;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -419,6 +195,24 @@ static int first_report(zf_array *a, uint64_t index)
     }
     pthread_mutex_unlock(&a->mu);
     return first;
+}
+
+int zf_array_news(zf_array *a, zf_told_why *t, const char *why)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    zf_fp fp;
+    zf_fp_init(&fp);
+    zf_fp_add(&fp, why, strlen(why));
+    pthread_mutex_lock(&a->mu);
+    int news = !*why || fp.a != t->fp.a || fp.b != t->fp.b || now - t->ms >= ZF_TOLD_QUIET_MS;
+    if (news) {
+        t->fp = fp;
+        t->ms = now;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return news;
 }
 
 /* read (into raw, or a scratch buffer from the cache's pool if NULL), decode
@@ -448,7 +242,8 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_OK;
     }
     if (rc != ZF_OK) {
-        if (!zf_deadline_cancelled() && first_report(a, index)) /* not for an abandoned read */
+        if (!zf_deadline_cancelled() && first_report(a, index) && /* not for an abandoned read */
+            (rc != ZF_EIO || zf_array_news(a, &a->told_read, err)))
             zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                    *err ? ": " : "", err);
         return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;

@@ -1,8 +1,10 @@
 /* array_impl.h - internals shared by array.c (chunk keys, loading,
- * decoding), snapshot.c (taking the snapshot of the stored chunks present
- * and their versions) and present.c (the set of them and what reads learn
- * from it).  Calls go one way: array.c and snapshot.c call present.c, which
- * calls neither; they do not call each other. */
+ * decoding), array_shard.c (an inner chunk of a shard read by itself),
+ * snapshot.c (taking the snapshot of the stored chunks present and their
+ * versions) and present.c (the set of them and what reads learn from it).
+ * Calls go one way: array.c calls array_shard.c; both, and snapshot.c, call
+ * present.c, which calls none of them; snapshot.c calls neither array.c nor
+ * array_shard.c. */
 #ifndef ZF_ARRAY_IMPL_H
 #define ZF_ARRAY_IMPL_H
 
@@ -27,10 +29,17 @@ typedef struct zf_snap {
     int failed;               /* out of memory while it was built */
 } zf_snap;
 
-/* a remote store's failing key is logged once per ZF_TOLD_QUIET_MS (every
- * inner chunk of a shard, and every reader waiting for it, fail with it) */
+/* a remote store's failing key, and a failing shard, is logged once per
+ * ZF_TOLD_QUIET_MS (every inner chunk of a shard, and every reader waiting
+ * for it, fail with it) */
 #define ZF_TOLD_KEYS 16
 #define ZF_TOLD_QUIET_MS 30000
+
+/* a reason logged last on one channel of an array, and when (monotonic ms) */
+typedef struct zf_told_why {
+    zf_fp fp;
+    int64_t ms;
+} zf_told_why;
 
 struct zf_array {
     const zf_store *store;
@@ -41,7 +50,7 @@ struct zf_array {
     uint64_t grid[ZF_MAX_DIMS];
     uint64_t nchunks;
     zf_snap *snap;            /* the stored chunks present at zf_array_snapshot */
-    zf_shardidx *shards;      /* remote and sharded: recent shard indexes (NULL: none kept) */
+    zf_shardidx *shards;      /* inner chunks read one by one: the kept shard indexes, else NULL */
     int whole_off;            /* shards are too large to read whole (atomic) */
     size_t whole_hint;        /* bytes a whole-shard read reserves (atomic; shardidx.h) */
     int unlisted;             /* the store cannot be listed: stamps are learned from reads */
@@ -53,12 +62,20 @@ struct zf_array {
     uint64_t told[ZF_TOLD_KEYS];   /* remote: stored chunks (index + 1) whose failure was */
     int64_t told_ms[ZF_TOLD_KEYS]; /* logged lately, and when (monotonic ms); guarded by mu */
     unsigned told_next;
-    zf_fp told_list;               /* why the stored chunks could not be told, logged */
-    int64_t told_list_ms;          /* last, and when (monotonic ms); guarded by mu */
+    zf_told_why told_read;         /* why chunk reads failed, logged last (guarded by mu) */
+    zf_told_why told_list;         /* why the stored chunks could not be told, logged last */
     int changed;              /* a stored chunk was seen changed since the snapshot (atomic) */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
 };
+
+/* Is reason why news on a's channel t (not logged there in the last
+ * ZF_TOLD_QUIET_MS; an empty reason always is)?  If so it is noted as
+ * logged now.  A store that fails many chunks for one cause (a virtual chunk
+ * location the user did not authorise, a server refusing every request, a
+ * manifest it cannot read) is logged once per ZF_TOLD_QUIET_MS for the
+ * whole array, naming the first chunk it failed (array.c). */
+int zf_array_news(zf_array *a, zf_told_why *t, const char *why);
 
 /* first element of read-grid chunk `index` */
 static inline void zf_array_chunk_origin(const zf_array *a, uint64_t index, uint64_t *origin)
@@ -68,6 +85,18 @@ static inline void zf_array_chunk_origin(const zf_array *a, uint64_t index, uint
         index /= a->grid[d];
     }
 }
+
+/* ---- array_shard.c ---- */
+
+/* Read the stored bytes of read chunk index, an inner chunk of the shard at
+ * key (a->shards is set: inner chunks are read one by one), into raw (grown
+ * as needed): *rawn bytes, to decode with *pp (the innermost pipeline).  The
+ * shard's version is checked against the snapshot (zf_array_check_version)
+ * and its indexes against the shard (zf_pipeline_decode_index), each once
+ * per version of the shard (shardidx.h).  ZF_ENOTFOUND: the shard, or the
+ * inner chunk, is absent (empty); else 0 or an error with the reason in err. */
+int zf_array_read_inner(zf_array *a, uint64_t index, const char *key, zf_store_buf *raw,
+                        size_t *rawn, const zf_pipeline **pp, char *err, size_t errcap);
 
 /* ---- present.c ---- */
 

@@ -256,21 +256,7 @@ static int stamp_stored(const zf_array *a, unsigned flags, seen *v)
  * error for the reads that needed it */
 static int told_unknown(zf_array *a, const seen *v)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    zf_fp why;
-    zf_fp_init(&why);
-    zf_fp_add(&why, v->why, strlen(v->why));
-    pthread_mutex_lock(&a->mu);
-    int news = why.a != a->told_list.a || why.b != a->told_list.b ||
-               now - a->told_list_ms >= ZF_TOLD_QUIET_MS;
-    if (news) {
-        a->told_list = why;
-        a->told_list_ms = now;
-    }
-    pthread_mutex_unlock(&a->mu);
-    if (news)
+    if (zf_array_news(a, &a->told_list, v->why))
         zf_log("%s%s%s: cannot tell which chunks are stored: %s; reads fail until the store "
                "answers", zf_store_path(a->store), *a->path ? "/" : "", a->path, v->why);
     return v->rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_EIO;

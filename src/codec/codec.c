@@ -15,10 +15,18 @@
 #include "codec_impl.h"
 #include "base/err.h"
 
+/* The largest encoding of n bytes a writer can produce: n + n / per + add
+ * (per 0: no growth with n).  See the table of specs below. */
+typedef struct growth {
+    unsigned per;
+    size_t add;
+} growth;
+
 struct zf_codec {
     const char *name;    /* static string, as written in metadata */
     zf_decode_fn decode;
     zf_codec_params par;
+    growth grow;
 };
 
 /* Validates a configuration object (may be NULL) and fills in par (which
@@ -30,6 +38,7 @@ typedef struct codec_spec {
     const char *name;
     zf_decode_fn decode;
     parse_fn check;
+    growth grow;
 } codec_spec;
 
 /* ---- configuration checks ------------------------------------------------ */
@@ -205,40 +214,64 @@ static int check_shuffle(const cJSON *cfg, const char *codec, zf_codec_params *p
 
 /* ---- codec tables ---------------------------------------------------------- */
 
+/* How much each codec can legitimately expand its input (zf_codec_max_encoded),
+ * generous beyond each library's own worst case so that other writers, and
+ * streams flushed in many blocks or frames, stay within it:
+ *   zstd     libzstd's ZSTD_compressBound is n + n/256 + 64 at most (frame
+ *            header 18 bytes, checksum 4); n/128 + 1024 leaves room for a
+ *            3-byte block header every 384 bytes and a few more frames
+ *   deflate  zlib's deflateBound is n + n/4096 + n/16384 + 13, the gzip
+ *            wrapper 18 (a name or comment in its header more): n/128 + 1024
+ *   bz2      the bzip2 manual's n + n/100 + 600: n/64 + 1024
+ *   lz4      LZ4_compressBound n + n/255 + 16, numcodecs' size header 4
+ *   blosc    c-blosc writes at most n + 16 (BLOSC_MAX_OVERHEAD): n/256 + 256
+ *   lzma     xz's lzma_stream_buffer_bound is about n + n/21845 + 1200; raw
+ *            and LZMA-alone streams of incompressible data grow by a few per
+ *            cent: n/16 + 4096
+ *   shuffle  the same size; checksums 4 bytes */
+#define GROW_ZSTD {128, 1024}
+#define GROW_DEFLATE {128, 1024}
+#define GROW_BZ2 {64, 1024}
+#define GROW_LZ4 {128, 64}
+#define GROW_BLOSC {256, 256}
+#define GROW_LZMA {16, 4096}
+#define GROW_SAME {0, 0}
+#define GROW_SUM {0, 4}
+
 static const codec_spec v3_specs[] = {
-    {"zstd", zf_dec_zstd, check_zstd},
-    {"gzip", zf_dec_gzip, check_level},
-    {"blosc", zf_dec_blosc, check_v3_blosc},
-    {"crc32c", zf_dec_crc32c, check_none},
+    {"zstd", zf_dec_zstd, check_zstd, GROW_ZSTD},
+    {"gzip", zf_dec_gzip, check_level, GROW_DEFLATE},
+    {"blosc", zf_dec_blosc, check_v3_blosc, GROW_BLOSC},
+    {"crc32c", zf_dec_crc32c, check_none, GROW_SUM},
     /* numcodecs compressors wrapped for v3 by zarr-python (numcodecs.zarr3);
      * their configuration is the numcodecs one without "id". */
-    {"numcodecs.zstd", zf_dec_zstd, check_zstd},
-    {"numcodecs.blosc", zf_dec_blosc, check_v2_blosc},
-    {"numcodecs.zlib", zf_dec_zlib, check_level},
-    {"numcodecs.gzip", zf_dec_gzip, check_level},
-    {"numcodecs.bz2", zf_dec_bz2, check_level},
-    {"numcodecs.lz4", zf_dec_lz4, check_lz4},
-    {"numcodecs.lzma", zf_dec_lzma, zf_lzma_parse},
-    {"numcodecs.shuffle", zf_dec_shuffle, check_shuffle},
-    {"numcodecs.crc32", zf_dec_crc32, check_start},
-    {"numcodecs.adler32", zf_dec_adler32, check_start},
-    {"numcodecs.crc32c", zf_dec_crc32c, check_end},
-    {"numcodecs.fletcher32", zf_dec_fletcher32, check_fletcher32},
+    {"numcodecs.zstd", zf_dec_zstd, check_zstd, GROW_ZSTD},
+    {"numcodecs.blosc", zf_dec_blosc, check_v2_blosc, GROW_BLOSC},
+    {"numcodecs.zlib", zf_dec_zlib, check_level, GROW_DEFLATE},
+    {"numcodecs.gzip", zf_dec_gzip, check_level, GROW_DEFLATE},
+    {"numcodecs.bz2", zf_dec_bz2, check_level, GROW_BZ2},
+    {"numcodecs.lz4", zf_dec_lz4, check_lz4, GROW_LZ4},
+    {"numcodecs.lzma", zf_dec_lzma, zf_lzma_parse, GROW_LZMA},
+    {"numcodecs.shuffle", zf_dec_shuffle, check_shuffle, GROW_SAME},
+    {"numcodecs.crc32", zf_dec_crc32, check_start, GROW_SUM},
+    {"numcodecs.adler32", zf_dec_adler32, check_start, GROW_SUM},
+    {"numcodecs.crc32c", zf_dec_crc32c, check_end, GROW_SUM},
+    {"numcodecs.fletcher32", zf_dec_fletcher32, check_fletcher32, GROW_SUM},
 };
 
 static const codec_spec v2_specs[] = {
-    {"zstd", zf_dec_zstd, check_zstd},
-    {"blosc", zf_dec_blosc, check_v2_blosc},
-    {"zlib", zf_dec_zlib, check_level},
-    {"gzip", zf_dec_gzip, check_level},
-    {"bz2", zf_dec_bz2, check_level},
-    {"lz4", zf_dec_lz4, check_lz4},
-    {"lzma", zf_dec_lzma, zf_lzma_parse},
-    {"shuffle", zf_dec_shuffle, check_shuffle},
-    {"crc32", zf_dec_crc32, check_start},
-    {"adler32", zf_dec_adler32, check_start},
-    {"crc32c", zf_dec_crc32c, check_end},
-    {"fletcher32", zf_dec_fletcher32, check_fletcher32},
+    {"zstd", zf_dec_zstd, check_zstd, GROW_ZSTD},
+    {"blosc", zf_dec_blosc, check_v2_blosc, GROW_BLOSC},
+    {"zlib", zf_dec_zlib, check_level, GROW_DEFLATE},
+    {"gzip", zf_dec_gzip, check_level, GROW_DEFLATE},
+    {"bz2", zf_dec_bz2, check_level, GROW_BZ2},
+    {"lz4", zf_dec_lz4, check_lz4, GROW_LZ4},
+    {"lzma", zf_dec_lzma, zf_lzma_parse, GROW_LZMA},
+    {"shuffle", zf_dec_shuffle, check_shuffle, GROW_SAME},
+    {"crc32", zf_dec_crc32, check_start, GROW_SUM},
+    {"adler32", zf_dec_adler32, check_start, GROW_SUM},
+    {"crc32c", zf_dec_crc32c, check_end, GROW_SUM},
+    {"fletcher32", zf_dec_fletcher32, check_fletcher32, GROW_SUM},
 };
 
 static const codec_spec *find_spec(const codec_spec *specs, size_t count, const char *name)
@@ -264,11 +297,21 @@ static int make_codec(const codec_spec *spec, const cJSON *cfg, unsigned element
     c->name = spec->name;
     c->decode = spec->decode;
     c->par = par;
+    c->grow = spec->grow;
     *out = c;
     return ZF_OK;
 }
 
 /* ---- public API ------------------------------------------------------------ */
+
+/* Input bytes given to this thread's decoders so far (see codec.h). */
+static _Thread_local uint64_t decoder_input;
+
+uint64_t zf_codec_work(void)
+{
+    return decoder_input;
+}
+
 
 /* Split a v3 entry into its name and (possibly NULL) configuration. */
 static int v3_split(const cJSON *entry, const char **name, const cJSON **cfg,
@@ -350,13 +393,14 @@ int zf_codec_decode(const zf_codec *c, const uint8_t *in, size_t n, uint8_t *out
         *outn = 0;
     if (!c || !outn || (!in && n) || (!out && cap))
         return zf_codec_errf(err, errcap, ZF_EINVAL, "codec: bad arguments");
+    decoder_input += n;
     return c->decode(&c->par, in, n, out, cap, outn, err, errcap);
 }
 
-/* An upper bound on the encoded size of `decoded` bytes (saturating). */
-size_t zf_codec_bound(size_t decoded)
+/* The largest encoding of `decoded` bytes under c (saturating); see codec.h. */
+size_t zf_codec_max_encoded(const zf_codec *c, size_t decoded)
 {
-    const size_t slack = 65536;
-    size_t extra = decoded / 8 + slack;
+    size_t extra = (c->grow.per ? decoded / c->grow.per : 0) + c->grow.add;
     return decoded > SIZE_MAX - extra ? SIZE_MAX : decoded + extra;
 }
+

@@ -45,9 +45,17 @@ const char *zf_codec_name(const zf_codec *c);
 int zf_codec_decode(const zf_codec *c, const uint8_t *in, size_t n, uint8_t *out,
                     size_t cap, size_t *outn, char *err, size_t errcap);
 
-/* An upper bound on the encoded size of `decoded` bytes under any codec here;
- * used as the capacity of intermediate stages of a pipeline. */
-size_t zf_codec_bound(size_t decoded);
+/* The largest encoding of `decoded` bytes that c's writers can produce
+ * (saturating at SIZE_MAX): each library's own worst case, with room for
+ * other writers' headers, blocks and frames (the table in codec.c).  An
+ * encoded value larger than this is damaged; it is also the capacity of a
+ * pipeline's intermediate stages. */
+size_t zf_codec_max_encoded(const zf_codec *c, size_t decoded);
+
+/* Bytes of input given to decoders (zf_codec_decode) by the calling thread
+ * so far: a meter of decoding work, which tests hold against the stored
+ * bytes. */
+uint64_t zf_codec_work(void);
 
 /* CRC32C (Castagnoli) of n bytes, continuing from crc (start with 0);
  * crc32c("123456789") == 0xE3069283.  Uses SSE4.2 when the CPU has it. */

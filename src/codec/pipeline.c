@@ -249,6 +249,14 @@ static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t e
                                   p->ndim + 1, grid, (zf_elem){ZF_ELEM_UINT, 8}, &p->index, err,
                                   errcap)))
         return rc;
+    unsigned levels = 1;
+    for (const zf_pipeline *q = p->inner; q->inner; q = q->inner)
+        levels++;
+    if (levels > ZF_MAX_SHARD_LEVELS) {
+        snprintf(err, errcap, "sharding_indexed nested more than %d levels deep",
+                 ZF_MAX_SHARD_LEVELS);
+        return ZF_EUNSUPPORTED;
+    }
     p->index_bytes = p->index->nbytes;
     for (unsigned i = 0; i < p->index->ncodecs; i++) {
         if (strcmp(zf_codec_name(p->index->codecs[i]), "crc32c")) {

@@ -29,6 +29,9 @@
 #define ZF_MAX_CHUNK_ELEMS (UINT64_C(1) << 28)
 /* Most inner chunks per shard (its index is 16 bytes per inner chunk). */
 #define ZF_MAX_SHARD_CHUNKS (UINT64_C(1) << 24)
+/* Most levels of sharding_indexed nested in one another (each level
+ * decodes its bytes once more). */
+#define ZF_MAX_SHARD_LEVELS 4
 
 /* What one stored element is: a signed or unsigned integer of 1, 2, 4 or 8
  * bytes, or an IEEE float of 4 or 8. */
@@ -64,7 +67,9 @@ uint64_t zf_pipeline_chunk_elems(const zf_pipeline *p);
 /* The decoded element type (the array's data type). */
 zf_elem zf_pipeline_elem(const zf_pipeline *p);
 
-/* Largest encoded chunk this pipeline can legitimately receive, in bytes. */
+/* Largest encoded chunk this pipeline can legitimately receive, in bytes
+ * (what its codecs can make of the decoded chunk: zf_codec_max_encoded; a
+ * shard: its index and the largest encoding of every inner chunk). */
 size_t zf_pipeline_max_encoded(const zf_pipeline *p);
 
 /* Decode n encoded bytes into out (caller-owned, zf_pipeline_chunk_elems x
@@ -93,9 +98,14 @@ uint64_t zf_pipeline_inner_count(const zf_pipeline *p);
 /* Sharding: encoded size of the shard index; *at_start is 1 if it leads the shard. */
 size_t zf_pipeline_index_bytes(const zf_pipeline *p, int *at_start);
 
-/* Sharding: decode an encoded index into 2 * inner_count (offset, nbytes) pairs. */
-int zf_pipeline_decode_index(const zf_pipeline *p, const uint8_t *in, size_t n, uint64_t *out,
-                             char *err, size_t errcap);
+/* Sharding: decode the encoded index at in (zf_pipeline_index_bytes of
+ * them) of a shard of shard_bytes bytes into 2 * inner_count (offset,
+ * nbytes) pairs, and check them against the shard: each entry empty (both
+ * 2^64-1) or inside the shard's chunk bytes (not its index), no larger than
+ * zf_pipeline_max_encoded of the inner pipeline, and no two sharing a byte
+ * (pipeline_index.c).  ZF_ECORRUPT with the reason in err. */
+int zf_pipeline_decode_index(const zf_pipeline *p, const uint8_t *in, uint64_t shard_bytes,
+                             uint64_t *out, char *err, size_t errcap);
 
 /* Append a one-line description of the codec chain ("bytes(little) zstd") to
  * buf (capacity cap, NUL-terminated). */

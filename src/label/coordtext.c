@@ -118,7 +118,7 @@ static size_t encoded_cap(const loader *L)
         return zf_pipeline_max_encoded(L->pm.m.pipeline);
     size_t n = string_cap(L);
     for (unsigned i = 0; i < L->pm.ncodecs; i++)
-        n = zf_codec_bound(n);
+        n = zf_codec_max_encoded(L->pm.codecs[i], n);
     return n;
 }
 
@@ -133,7 +133,7 @@ static int undo_codecs(loader *L, const uint8_t *in, size_t n, const uint8_t **r
     for (unsigned i = L->pm.ncodecs; i-- > 0;) {
         size_t c = cap; /* codec i's output is what codecs 0 .. i-1 encoded */
         for (unsigned j = 0; j < i; j++)
-            c = zf_codec_bound(c);
+            c = zf_codec_max_encoded(L->pm.codecs[j], c);
         uint8_t *buf = malloc(c ? c : 1);
         if (!buf)
             return snprintf(L->err, L->errcap, "out of memory"), ZF_ENOMEM;

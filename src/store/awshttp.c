@@ -14,6 +14,8 @@
 #include "base/json.h"
 #include "base/sbuf.h"
 #include "store/aws_impl.h"
+#include "store/credhttp.h"
+#include "store/s3cred.h"
 #include "store/sigv4.h"
 #include "store/s3list.h"
 
@@ -73,21 +75,13 @@ int zf_aws_json_creds(const cJSON *obj, const char *const names[4], const char *
 static int fetch_doc(zf_aws_src *s, const char *url, const char *const *hdrs, int put,
                      const char *what, char **out, char *err, size_t errcap)
 {
-    zf_store_buf buf = {0};
-    char nerr[160] = "";
-    zf_net_req r = {.url = url, .headers = hdrs, .method = put ? "PUT" : NULL, .grow = &buf,
-                    .max = ZF_AWS_DOC_MAX, .err = nerr, .errcap = sizeof nerr};
-    zf_net_run(s->net, &r, 1);
-    int rc = r.rc == ZF_OK && zf_store_buf_reserve(&buf, r.n + 1) != ZF_OK ? ZF_ENOMEM : r.rc;
-    if (rc == ZF_OK) {
-        buf.p[r.n] = '\0';
-        *out = (char *)buf.p;
-        return ZF_OK;
+    zf_credhttp_req q = {.url = url, .headers = hdrs, .method = put ? "PUT" : NULL, .what = what};
+    int rc = zf_credhttp_fetch(s->net, &q, out, NULL, err, errcap);
+    if (rc != ZF_OK) {
+        zf_credhttp_free(*out);
+        *out = NULL;
     }
-    if (buf.p)
-        explicit_bzero(buf.p, buf.cap);
-    free(buf.p);
-    return rc == ZF_ENOMEM ? rc : ERR(ZF_EIO, "%s: %s", what, nerr);
+    return rc;
 }
 
 static void wipe_free(char *s)
@@ -119,6 +113,16 @@ static int doc_creds(const char *doc, const char *sub, const char *const names[4
     int rc = zf_aws_json_creds(o, names, what, v, err, errcap);
     cJSON_Delete(j);
     return rc;
+}
+
+int zf_aws_creds_parse(const char *doc, int sso, zf_cred_value *v, char *err, size_t errcap)
+{
+    static const char *const names[4] = {"AccessKeyId", "SecretAccessKey", "Token", "Expiration"};
+    static const char *const sso_names[4] = {"accessKeyId", "secretAccessKey", "sessionToken",
+                                             "expiration"};
+    return sso ? doc_creds(doc, "roleCredentials", sso_names, "SSO GetRoleCredentials", v, err,
+                           errcap)
+               : doc_creds(doc, NULL, names, "credentials", v, err, errcap);
 }
 
 /* ---- SSO ----------------------------------------------------------------------- */

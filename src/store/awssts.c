@@ -11,6 +11,7 @@
 #include "base/err.h"
 #include "base/sbuf.h"
 #include "store/aws_impl.h"
+#include "store/s3cred.h"
 #include "store/sigv4.h"
 
 #define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
@@ -121,19 +122,16 @@ static const char *clean(xml_leaves *x, int i)
     return s;
 }
 
-/* the credentials of an STS answer (status 200) or the reason of its error */
-static int read_answer(const zf_net_req *r, const char *body, const char *action,
-                       zf_cred_value *v, char *err, size_t errcap)
+int zf_aws_sts_parse(const char *xml, size_t n, const char *action, zf_cred_value *v, char *err,
+                     size_t errcap)
 {
     xml_leaves x;
-    int prc = leaves_parse(&x, body, r->n);
-    int rc = ZF_OK;
-    if (r->rc != ZF_OK) {
-        rc = ERR(ZF_EIO, "STS %s: %s%s%s%s%s", action, r->err, prc == ZF_OK && x.val[L_CODE].data ? " " : "",
-                 prc == ZF_OK ? clean(&x, L_CODE) : "", prc == ZF_OK && x.val[L_MESSAGE].data ? ": " : "",
-                 prc == ZF_OK ? clean(&x, L_MESSAGE) : "");
-    } else if (prc != ZF_OK || !x.val[L_ID].data || !x.val[L_SECRET].data ||
-               !x.val[L_EXPIRES].data) {
+    int rc = leaves_parse(&x, xml, n);
+    if (rc == ZF_ENOMEM) {
+        leaves_free(&x);
+        return rc;
+    }
+    if (rc != ZF_OK || !x.val[L_ID].data || !x.val[L_SECRET].data || !x.val[L_EXPIRES].data) {
         rc = ERR(ZF_EIO, "STS %s: the answer holds no credentials", action);
     } else if (zf_aws_time(x.val[L_EXPIRES].data, &v->expires) != ZF_OK) {
         rc = ERR(ZF_EIO, "STS %s: an Expiration that is no time: %.40s", action, clean(&x, L_EXPIRES));
@@ -143,6 +141,22 @@ static int read_answer(const zf_net_req *r, const char *body, const char *action
         v->token = x.val[L_TOKEN].data;
         x.val[L_ID] = x.val[L_SECRET] = x.val[L_TOKEN] = (zf_sbuf){0};
     }
+    leaves_free(&x);
+    return rc;
+}
+
+/* the credentials of an STS answer (status 200) or the reason of its error */
+static int read_answer(const zf_net_req *r, const char *body, const char *action,
+                       zf_cred_value *v, char *err, size_t errcap)
+{
+    if (r->rc == ZF_OK)
+        return zf_aws_sts_parse(body, r->n, action, v, err, errcap);
+    xml_leaves x;
+    int prc = leaves_parse(&x, body, r->n);
+    int rc = ERR(ZF_EIO, "STS %s: %s%s%s%s%s", action, r->err,
+                 prc == ZF_OK && x.val[L_CODE].data ? " " : "", prc == ZF_OK ? clean(&x, L_CODE) : "",
+                 prc == ZF_OK && x.val[L_MESSAGE].data ? ": " : "",
+                 prc == ZF_OK ? clean(&x, L_MESSAGE) : "");
     leaves_free(&x);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "base/err.h"
+#include "store/url.h"
 
 /* Longest canonical prefix or URL compared. */
 #define CONSENT_MAX 4096
@@ -30,13 +31,6 @@ static const char *known_scheme(const char *s, size_t n)
     return NULL;
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c |= 0x20;
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 /* is the segment s (n bytes) "." or "..", also %-encoded?  -1 if it holds a
  * '%' that starts no valid escape */
@@ -46,10 +40,8 @@ static int dot_segment(const char *s, size_t n)
     for (size_t i = 0; i < n; i++, chars++) {
         int c = (unsigned char)s[i];
         if (c == '%') {
-            int h = i + 2 < n ? hexval(s[i + 1]) : -1, l = h < 0 ? -1 : hexval(s[i + 2]);
-            if (h < 0 || l < 0)
+            if ((c = zf_url_unescape_at(s, n, i)) < 0)
                 return -1;
-            c = h * 16 + l;
             i += 2;
         }
         dots += c == '.';

@@ -193,6 +193,8 @@ static int http_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
         if (!reqs[i].len)
             continue;
         reqs[i].rc = rc == ZF_OK ? rs[j].rc : rc;
+        if (reqs[i].rc == ZF_OK && reqs[i].seen)
+            zf_net_req_seen(&rs[j], reqs[i].seen);
         free((char *)rs[j++].url);
     }
     free(rs);
@@ -212,6 +214,12 @@ static int http_stamp(const zf_store *s, const char *key, zf_stamp *st, char *er
     zf_net_req r = {.url = url, .bearer = tok, .head = 1, .err = err, .errcap = errcap};
     if (rc == ZF_OK)
         rc = zf_net_run(impl(s)->net, &r, 1);
+    if (rc == ZF_EIO && (r.status == 405 || r.status == 501)) { /* a server without HEAD: */
+        uint8_t first;                                        /* its first byte's answer */
+        r = (zf_net_req){.url = url, .bearer = tok, .off = 0, .len = 1, .buf = &first,
+                         .cap = 1, .err = err, .errcap = errcap};
+        rc = zf_net_run(impl(s)->net, &r, 1);
+    }
     free(url);
     wipe_free(tok);
     if (rc == ZF_OK)
@@ -223,6 +231,13 @@ static int http_list(const zf_store *s, const char *prefix, unsigned flags, zf_s
                      void *ctx, char *err, size_t errcap)
 {
     return ZF_EUNSUPPORTED;
+}
+
+/* a bearer token's file, when the store has one */
+static void http_credentials(const zf_store *s, char *out, size_t cap)
+{
+    if (impl(s)->tok)
+        snprintf(out, cap, "bearer token (file %s)", impl(s)->tok->path);
 }
 
 static const zf_store_ops http_ops = {
@@ -281,6 +296,7 @@ int zf_store_open_http(const char *origin, const char *prefix, const char *name,
     s->parallel = zf_net_connections(h->net);
     s->budget_ms = zf_net_budget_ms(h->net);
     s->remote = 1;
+    s->credentials = http_credentials;
     *out = s;
     return ZF_OK;
 }

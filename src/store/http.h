@@ -5,7 +5,8 @@
  *
  * Stamps: size, mtime = Last-Modified, tag = digest of the ETag as sent
  * (zf_fp), kind FILE; no dev/ino/ctime.  A read takes its stamp from its own
- * response.  Plain HTTP has no listing: list returns ZF_EUNSUPPORTED.
+ * response; a stamp alone comes from a HEAD, or, from a server that answers
+ * HEAD with 405 or 501, from a ranged GET of the object's first byte.  Plain HTTP has no listing: list returns ZF_EUNSUPPORTED.
  *
  * Authentication (https only, never sent over plain http nor after a
  * redirect to another host, port or scheme; redirects then stay on https):

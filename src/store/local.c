@@ -205,15 +205,19 @@ static int local_read(const zf_store *s, const char *key, size_t max, zf_store_b
 static int local_read_many(const zf_store *s, zf_store_req *reqs, size_t n)
 {
     int fd = -1, first = ZF_OK;
+    struct stat st;
     for (size_t i = 0; i < n; i++) {
         zf_store_req *r = &reqs[i];
         if (fd < 0 || strcmp(r->key, reqs[i - 1].key)) {
             if (fd >= 0)
                 close(fd);
-            struct stat st;
             fd = open_value(impl(s), r->key, &st, r->err, r->errcap);
         }
         r->rc = fd < 0 ? fd : pread_full(fd, r->buf, r->len, r->off, r->err, r->errcap);
+        if (r->rc == ZF_OK && r->seen) /* the file the bytes came from */
+            *r->seen = (zf_store_seen){.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+                                                   st.st_mtim.tv_nsec,
+                                       .ino = (uint64_t)st.st_ino, .size = (uint64_t)st.st_size};
         if (r->rc && first == ZF_OK)
             first = r->rc;
     }

@@ -131,7 +131,12 @@ typedef struct zf_net_req {
     int size_known;              /* 1 when size was said */
     char etag[128];              /* ETag as sent, quotes included ("" if none; cut at 127) */
     int64_t last_modified_ns;    /* Last-Modified, ns since the epoch; 0 if none */
+    char generation[24];         /* x-goog-generation (Google Cloud Storage), "" if none */
 } zf_net_req;
+
+/* What a finished request saw of the object's version (store.h), from its
+ * response: ETag, Last-Modified, the whole object's size when said. */
+void zf_net_req_seen(const zf_net_req *r, zf_store_seen *seen);
 
 /* Counters of an engine since it was opened (for .info and benchmarks). */
 typedef struct zf_net_stats {

@@ -45,6 +45,7 @@ typedef struct zf_net_xfer {
     char etag[128];
     int64_t last_modified_ns;
     char coding[32];           /* Content-Encoding other than identity ("" none) */
+    char generation[24];       /* x-goog-generation */
 } zf_net_xfer;
 
 /* What an attempt's end means. */

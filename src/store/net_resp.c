@@ -46,6 +46,7 @@ void zf_net_resp_reset(zf_net_xfer *x)
     x->etag[0] = '\0';
     x->last_modified_ns = 0;
     x->coding[0] = '\0';
+    x->generation[0] = '\0';
     x->req->n = 0;
 }
 
@@ -117,6 +118,8 @@ static void on_field(zf_net_xfer *x, const char *name, const char *v)
         time_t t = curl_getdate(v, NULL);
         x->last_modified_ns = (t == -1 || t < 0 || t > INT64_MAX / 1000000000) ? 0
                                                                              : (int64_t)t * 1000000000;
+    } else if (!strcasecmp(name, "x-goog-generation")) {
+        snprintf(x->generation, sizeof x->generation, "%s", v);
     } else if (!strcasecmp(name, "retry-after")) {
         parse_retry_after(x, v);
     } else if (!strcasecmp(name, "content-encoding") && *v && strcasecmp(v, "identity")) {
@@ -468,9 +471,18 @@ zf_net_verdict zf_net_judge(zf_net_xfer *x, CURLcode code, const char *errbuf, c
     if (v == ZF_NET_DONE) {
         memcpy(r->etag, x->etag, sizeof r->etag);
         r->last_modified_ns = x->last_modified_ns;
+        memcpy(r->generation, x->generation, sizeof r->generation);
         fill_size(x);
         if (r->rc == ZF_OK && r->err && r->errcap)
             r->err[0] = '\0';
     }
     return v;
+}
+
+void zf_net_req_seen(const zf_net_req *r, zf_store_seen *seen)
+{
+    memset(seen, 0, sizeof *seen);
+    snprintf(seen->etag, sizeof seen->etag, "%s", r->etag);
+    seen->mtime_ns = r->last_modified_ns;
+    seen->size = r->size_known ? r->size : 0;
 }

@@ -85,6 +85,8 @@ static int read_pass(const s3 *x, zf_store_req *reqs, size_t n, unsigned char *d
     for (size_t j = 0; rc == ZF_OK && j < k; j++) {
         zf_store_req *q = &reqs[map[j]];
         q->rc = nr[j].rc;
+        if (q->rc == ZF_OK && q->seen)
+            zf_net_req_seen(&nr[j], q->seen);
         if (q->rc != ZF_OK && may_retry &&
             zf_s3i_expired(&bi[j].p, nr[j].status, q->buf, nr[j].n)) {
             done[map[j]] = 0; /* signed again in the next pass */
@@ -170,24 +172,17 @@ static void s3_close(zf_store *s)
     free(x);
 }
 
-static const zf_store_ops s3_ops = {s3_close, s3_read, s3_read_many, s3_stamp, zf_s3i_list};
-
-/* the page size: o's, else $ZF_S3_MAX_KEYS, else S3's largest */
-static int max_keys(const zf_s3_opts *o, unsigned *out, char *err, size_t errcap)
+/* the credentials' source, or anonymous */
+static void s3_credentials(const zf_store *s, char *out, size_t cap)
 {
-    unsigned long v = o->max_keys;
-    const char *e = getenv("ZF_S3_MAX_KEYS");
-    if (!v && e && *e) {
-        char *end;
-        v = strtoul(e, &end, 10);
-        if (*end || !v)
-            v = ZF_S3_MAX_KEYS + 1;
-    }
-    if (v > ZF_S3_MAX_KEYS)
-        return ERR(ZF_EINVAL, "max-keys: 1 to %u", ZF_S3_MAX_KEYS);
-    *out = v ? (unsigned)v : ZF_S3_MAX_KEYS;
-    return ZF_OK;
+    if (impl(s)->cred->cred)
+        zf_cred_describe(impl(s)->cred->cred, out, cap);
+    else
+        snprintf(out, cap, "none (anonymous)");
 }
+
+static const zf_store_ops s3_ops = {.close = s3_close, .read = s3_read, .read_many = s3_read_many,
+                                    .stamp = s3_stamp, .list = zf_s3i_list};
 
 /* the store's prefix: no leading or trailing '/', then one '/' after it */
 static char *store_prefix(const char *p)
@@ -213,7 +208,8 @@ static int s3_new(const char *bucket, const char *prefix, const zf_s3_opts *o, s
     x->can_list = 1;
     int rc = zf_s3i_bucket_check(bucket, err, errcap); /* before any file or variable is read */
     if (rc == ZF_OK)
-        rc = max_keys(o, &x->max_keys, err, errcap);
+        rc = zf_store_page_size(o->max_keys, "ZF_S3_MAX_KEYS", ZF_S3_MAX_KEYS, &x->max_keys, err,
+                                errcap);
     x->requester_pays = o->requester_pays;
     if (rc == ZF_OK)
         rc = zf_s3cred_load(&o->cred, &x->cred, err, errcap);
@@ -308,7 +304,7 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
         size_t plen = strlen(x->prefix);
         if (s->name) /* the prefix without its trailing '/' */
             snprintf(s->name, n, "s3://%s/%.*s", bucket, (int)(plen ? plen - 1 : 0), x->prefix);
-        rc = s->name ? probe(x, err, errcap) : ZF_ENOMEM;
+        rc = !s->name ? ZF_ENOMEM : o->objects_only ? ZF_OK : probe(x, err, errcap);
     }
     if (rc != ZF_OK) {
         zf_store_close(s);
@@ -317,6 +313,9 @@ int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o
     s->parallel = zf_net_connections(x->net);
     s->budget_ms = zf_net_budget_ms(x->net);
     s->remote = 1;
+    s->credentials = s3_credentials;
+    if (!x->cred->cred && o->cred.note)
+        o->cred.note(ZF_LOG_INFO, "credentials: none (anonymous)");
     *out = s;
     return ZF_OK;
 }

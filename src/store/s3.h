@@ -29,6 +29,8 @@ typedef struct zf_s3_opts {
     zf_net_opts net;      /* -o connections=, retries=, timeout_ms=, cafile= */
     unsigned max_keys;    /* ListObjectsV2 max-keys, 1..1000; 0: $ZF_S3_MAX_KEYS if set, else 1000 */
     int requester_pays;   /* -o requester_pays: x-amz-request-payer: requester, signed */
+    int objects_only;     /* open without the first listing: a bucket whose objects are read
+                           * by key alone (virtual chunk targets), never listed */
 } zf_s3_opts;
 
 /* Where a bucket's requests go: URL = origin + encoded(root "/" KEY). */
@@ -52,7 +54,8 @@ void zf_s3_addr_free(zf_s3_addr *a);
  * the listing is denied (AccessDenied) but a root metadata key (zarr.json,
  * .zmetadata, .zgroup, .zarray) can be read, the store opens without
  * listing (list: ZF_EUNSUPPORTED).  ZF_ENOTFOUND: no such bucket, or no key under
- * the prefix. */
+ * the prefix.  With o->objects_only nothing is requested at open (errors
+ * then come with the reads). */
 int zf_store_open_s3(const char *bucket, const char *prefix, const zf_s3_opts *o, zf_store **out,
                      char *err, size_t errcap);
 

@@ -72,4 +72,16 @@ int zf_s3cred_load(const zf_s3cred_opts *o, zf_s3cred **out, char *err, size_t e
 /* Wipe and free c; NULL is allowed. */
 void zf_s3cred_free(zf_s3cred *c);
 
+/* The parsers of what AWS credential sources answer (untrusted: also
+ * fuzzed).  An STS AssumeRole or AssumeRoleWithWebIdentity answer (xml, n
+ * bytes; no DTD, texts bounded) into *v (strings taken even on failure);
+ * ZF_EIO with the reason after action otherwise. */
+int zf_aws_sts_parse(const char *xml, size_t n, const char *action, zf_cred_value *v, char *err,
+                     size_t errcap);
+
+/* A JSON credentials document (doc NUL-terminated) into *v: the container
+ * endpoint's, instance metadata's or credential_process's names (sso 0),
+ * or SSO GetRoleCredentials' roleCredentials (sso 1).  ZF_EIO otherwise. */
+int zf_aws_creds_parse(const char *doc, int sso, zf_cred_value *v, char *err, size_t errcap);
+
 #endif

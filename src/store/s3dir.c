@@ -64,20 +64,10 @@ static int list_emit(const zf_s3list_page *pg, size_t skip, zf_store_list_fn fn,
     for (size_t i = 0; i < pg->n; i++) {
         zf_s3list_item *it = &pg->items[i];
         (*seen)++;
-        if (strlen(it->key) <= skip)
-            continue; /* the prefix itself (a "directory marker" object) */
-        char *name = it->key + skip;
-        size_t len = strlen(name);
-        if (it->prefix && name[len - 1] == '/')
-            name[--len] = '\0';
-        if (!len || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
-            continue; /* "a//b", "a/./b", "a/../b": no name a directory may hold */
-        zf_store_entry e = {.name = name};
-        if (it->prefix)
-            e.stamp.kind = ZF_STORE_DIR;
-        else
-            zf_s3i_file_stamp(&e.stamp, it->size, it->mtime_ns, it->etag);
-        int stop = fn(ctx, &e);
+        zf_stamp st = {.kind = ZF_STORE_DIR};
+        if (!it->prefix)
+            zf_s3i_file_stamp(&st, it->size, it->mtime_ns, it->etag);
+        int stop = zf_store_list_key(it->key, skip, &st, fn, ctx);
         if (stop)
             return stop;
     }

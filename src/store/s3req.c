@@ -204,28 +204,7 @@ void zf_s3i_reason(const char *net_err, const uint8_t *body, size_t n, char *err
         snprintf(err, errcap, "%s", net_err);
 }
 
-/* tag of an ETag: its digest without W/ and quotes ({0, 0} for none) */
-static zf_fp etag_tag(const char *etag)
-{
-    zf_fp fp = {0, 0};
-    if (!etag)
-        return fp;
-    if (!strncmp(etag, "W/", 2))
-        etag += 2;
-    size_t n = strlen(etag);
-    if (n >= 2 && etag[0] == '"' && etag[n - 1] == '"') {
-        etag++;
-        n -= 2;
-    }
-    if (n) {
-        zf_fp_init(&fp);
-        zf_fp_add(&fp, etag, n);
-    }
-    return fp;
-}
-
 void zf_s3i_file_stamp(zf_stamp *st, uint64_t size, int64_t mtime_ns, const char *etag)
 {
-    *st = (zf_stamp){.size = size, .mtime = mtime_ns / 1000000000 * 1000000000,
-                     .tag = etag_tag(etag), .kind = ZF_STORE_FILE};
+    zf_stamp_object(st, size, mtime_ns, etag);
 }

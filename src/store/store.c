@@ -1,6 +1,7 @@
 /* store.c - the store interface: dispatch to the backend, shared helpers. */
 #include "store/store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,14 @@ void zf_store_close(zf_store *s)
 const char *zf_store_path(const zf_store *s)
 {
     return s->name;
+}
+
+void zf_store_credentials(const zf_store *s, char *out, size_t cap)
+{
+    if (cap)
+        *out = '\0';
+    if (s->credentials && cap)
+        s->credentials(s, out, cap);
 }
 
 /* the reason buffer of a call: a zero-length one when the caller gave none */
@@ -75,6 +84,19 @@ int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_stor
     return s->ops->list(s, prefix, flags, fn, ctx, err, errcap);
 }
 
+int zf_store_update(const zf_store *s, zf_store **next, char *err, size_t errcap)
+{
+    *next = NULL;
+    clear_err(err, errcap);
+    return s->ops->update ? s->ops->update(s, next, err, errcap) : ZF_OK;
+}
+
+void zf_store_describe(const zf_store *s, const char *path, zf_sbuf *out)
+{
+    if (s->ops->describe)
+        s->ops->describe(s, path, out);
+}
+
 int zf_store_buf_reserve(zf_store_buf *b, size_t n)
 {
     if (n <= b->cap && b->p)
@@ -111,4 +133,65 @@ zf_fp zf_stamp_version(const zf_stamp *st)
 int64_t zf_stamp_time(const zf_stamp *st)
 {
     return st->mtime > st->ctime ? st->mtime : st->ctime;
+}
+
+int zf_stamp_same_version(const zf_stamp *a, const zf_stamp *b)
+{
+    if (!memcmp(a, b, sizeof *a)) /* equal stamps: no digest needed */
+        return 1;
+    zf_fp x = zf_stamp_version(a), y = zf_stamp_version(b);
+    return x.a == y.a && x.b == y.b;
+}
+
+void zf_stamp_object(zf_stamp *st, uint64_t size, int64_t mtime_ns, const char *tag)
+{
+    *st = (zf_stamp){.size = size, .mtime = mtime_ns / 1000000000 * 1000000000,
+                     .kind = ZF_STORE_FILE};
+    if (!tag)
+        return;
+    if (!strncmp(tag, "W/", 2))
+        tag += 2;
+    size_t n = strlen(tag);
+    if (n >= 2 && tag[0] == '"' && tag[n - 1] == '"') {
+        tag++;
+        n -= 2;
+    }
+    if (n) {
+        zf_fp_init(&st->tag);
+        zf_fp_add(&st->tag, tag, n);
+    }
+}
+
+int zf_store_list_key(char *key, size_t skip, const zf_stamp *st, zf_store_list_fn fn, void *ctx)
+{
+    if (strlen(key) <= skip)
+        return 0; /* the prefix itself (a "directory marker" object) */
+    char *name = key + skip;
+    size_t len = strlen(name);
+    if (st->kind == ZF_STORE_DIR && name[len - 1] == '/')
+        name[--len] = '\0';
+    if (!len || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, ".."))
+        return 0; /* "a//b", "a/./b", "a/../b": no name a directory may hold */
+    zf_store_entry e = {.name = name, .stamp = *st};
+    return fn(ctx, &e);
+}
+
+int zf_store_page_size(unsigned given, const char *var, unsigned max, unsigned *out, char *err,
+                       size_t errcap)
+{
+    unsigned long v = given;
+    const char *e = getenv(var);
+    if (!v && e && *e) {
+        char *end;
+        v = strtoul(e, &end, 10);
+        if (*end || !v)
+            v = (unsigned long)max + 1;
+    }
+    if (v > max) {
+        if (err && errcap)
+            snprintf(err, errcap, "page size (%s): 1 to %u", var, max);
+        return ZF_EINVAL;
+    }
+    *out = v ? (unsigned)v : max;
+    return ZF_OK;
 }

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "base/fp.h"
+#include "base/sbuf.h"
 
 /* Longest store key, in bytes with its NUL (a Linux path's limit). */
 #define ZF_KEY_MAX 4096
@@ -76,6 +77,16 @@ typedef struct zf_store_buf {
     size_t cap;
 } zf_store_buf;
 
+/* What a read saw of the version of the object it read, from the same
+ * response or open file as the bytes (zf_store_req.seen), for callers that
+ * check it against a version they were told of (store/targets.h). */
+typedef struct zf_store_seen {
+    char etag[128];     /* the ETag as sent, quotes included; "" if none */
+    int64_t mtime_ns;   /* Last-Modified, or a local file's mtime; 0 if unknown */
+    uint64_t ino;       /* a local file's inode; 0 otherwise */
+    uint64_t size;      /* the whole object's size; 0 if unknown */
+} zf_store_seen;
+
 /* One byte range to read in a zf_store_read_many call. */
 typedef struct zf_store_req {
     const char *key;
@@ -85,6 +96,7 @@ typedef struct zf_store_req {
     char *err;          /* reason on failure (may be NULL) */
     size_t errcap;
     int rc;             /* out: ZF_OK, or why this range could not be read */
+    zf_store_seen *seen; /* optional out (NULL: not asked): filled when rc is ZF_OK */
 } zf_store_req;
 
 /* One entry of a listed prefix. */
@@ -123,6 +135,13 @@ typedef struct zf_store_ops {
      * ZF_OK only when every entry was passed to fn */
     int (*list)(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
                 void *ctx, char *err, size_t errcap);
+    /* optional (NULL: the store never moves): a store showing one version of
+     * something that moves (an Icechunk branch) opens, in *next, a store
+     * showing its version now, or sets *next NULL while s still shows it */
+    int (*update)(const zf_store *s, zf_store **next, char *err, size_t errcap);
+    /* optional: append "key: value" lines about the store, and about the
+     * array at path (its key prefix; NULL: the store alone), to out */
+    void (*describe)(const zf_store *s, const char *path, zf_sbuf *out);
 } zf_store_ops;
 
 /* The common part of every store; a backend's constructor fills it. */
@@ -139,6 +158,12 @@ struct zf_store {
     unsigned budget_ms; /* a remote store: the time one call may take with all its
                          * retries (store/net.h's B), what a front end gives a whole
                          * request (base/deadline.h); 0: no bound (a local store) */
+    /* a remote store: what authorises its requests, never a secret ("shared
+     * key (AZURE_STORAGE_KEY)", "none (anonymous)"), into out (cap bytes);
+     * NULL: nothing to say (a local store) */
+    void (*credentials)(const zf_store *s, char *out, size_t cap);
+    int immutable;      /* 1: no value ever changes (an Icechunk snapshot): a re-check
+                         * of the store asks zf_store_update alone */
 };
 
 /* Open the local directory at path as a store; *out owns it (zf_store_close).
@@ -151,6 +176,11 @@ void zf_store_close(zf_store *s);
 
 /* The store's name for log lines (a local store: its root's absolute path). */
 const char *zf_store_path(const zf_store *s);
+
+/* What authorises a remote store's requests, as .info shows it ("instance
+ * metadata (role NAME)"; never a secret), into out; "" when the store has
+ * nothing to say (a local one). */
+void zf_store_credentials(const zf_store *s, char *out, size_t cap);
 
 /* Read the whole value of key into b, grown (realloc) when it is larger than
  * b->cap; *n gets its length.  A value larger than max bytes is refused
@@ -195,6 +225,17 @@ int zf_store_stamp(const zf_store *s, const char *key, zf_stamp *st);
 int zf_store_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_list_fn fn,
                   void *ctx, char *err, size_t errcap);
 
+/* Does the store show one version of something that moves?  If so, *next
+ * gets a new store (the caller's) showing its version now, or NULL while s
+ * still shows it; a store that never moves always sets NULL.  Errors with
+ * the reason in err (the thing moved to cannot be read). */
+int zf_store_update(const zf_store *s, zf_store **next, char *err, size_t errcap);
+
+/* Append the store's own "key: value" lines for .info about the array at
+ * path (e.g. an Icechunk repository's ref and snapshot); nothing for most
+ * stores. */
+void zf_store_describe(const zf_store *s, const char *path, zf_sbuf *out);
+
 /* Make b hold at least n bytes (ZF_ENOMEM leaves it as it was). */
 int zf_store_buf_reserve(zf_store_buf *b, size_t n);
 
@@ -207,11 +248,34 @@ zf_fp zf_stamp_digest(const zf_stamp *st);
  * store tells). */
 int64_t zf_stamp_time(const zf_stamp *st);
 
+/* The stamp of a remote object (kind FILE): size, mtime cut to whole
+ * seconds (listings and headers give it in different precisions), tag =
+ * digest of the version tag (an ETag, a generation) without W/ and quotes;
+ * tag NULL or "": none. */
+void zf_stamp_object(zf_stamp *st, uint64_t size, int64_t mtime_ns, const char *tag);
+
+/* Hand fn the entry a listed object key names under a listed prefix of
+ * skip bytes (remote stores' listings): the name after the prefix (a common
+ * prefix's trailing '/' cut off: key is changed), with stamp st (kind DIR
+ * for a common prefix).  Nothing is handed over for the prefix itself (a
+ * "directory marker" object) nor for a name no directory may hold ("",
+ * ".", "..", one with a '/': keys such as "a//b").  Returns fn's value, or 0. */
+int zf_store_list_key(char *key, size_t skip, const zf_stamp *st, zf_store_list_fn fn, void *ctx);
+
+/* The page size of a remote store's listings: given, else the number in
+ * the environment variable var (tests of paging), else max; ZF_EINVAL (the
+ * bound in err) when that is not in 1..max. */
+int zf_store_page_size(unsigned given, const char *var, unsigned max, unsigned *out, char *err,
+                       size_t errcap);
+
 /* Digest of the version a stamp identifies: zf_stamp_digest, but for a stamp
  * with a version tag (an ETag) only its kind, size and tag count, so the same
  * object seen by a listing and by a GET or HEAD (whose Last-Modified may
  * differ in precision) has one version.  Without a tag (local files) it is
  * zf_stamp_digest itself. */
 zf_fp zf_stamp_version(const zf_stamp *st);
+
+/* Do two stamps identify one version (equal zf_stamp_version)? */
+int zf_stamp_same_version(const zf_stamp *a, const zf_stamp *b);
 
 #endif

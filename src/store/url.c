@@ -37,6 +37,13 @@ static int hexval(int c)
     return -1;
 }
 
+int zf_url_unescape_at(const char *s, size_t n, size_t i)
+{
+    int h = i + 2 < n && s[i] == '%' ? hexval(s[i + 1]) : -1;
+    int l = h < 0 ? -1 : hexval(s[i + 2]);
+    return l < 0 ? -1 : h * 16 + l;
+}
+
 /* length of "SCHEME" if spec starts with "SCHEME://", else 0 */
 static size_t scheme_len(const char *spec)
 {
@@ -102,13 +109,11 @@ static int make_prefix(const char *s, size_t n, char **out, char *err, size_t er
         }
         int c = (unsigned char)s[i];
         if (c == '%') {
-            int hi = i + 2 < n ? hexval(s[i + 1]) : -1, lo = hi >= 0 ? hexval(s[i + 2]) : -1;
-            if (hi < 0 || lo < 0) {
+            if ((c = zf_url_unescape_at(s, n, i)) < 0) {
                 free(p);
                 return fail(err, errcap, "a bad %%-escape in the store URL's path (%%XX, two hex "
                                          "digits; a '%%' itself is %%25)");
             }
-            c = hi * 16 + lo;
             i += 2;
         }
         if (c < ' ' || c == 0x7f) {
@@ -200,9 +205,12 @@ int zf_url_parse(const char *spec, zf_url *u, char *err, size_t errcap)
         u->kind = ZF_URL_S3;
     else if (sl == 2 && !strncasecmp(spec, "gs", 2))
         u->kind = ZF_URL_GS;
+    else if ((sl == 2 && !strncasecmp(spec, "az", 2)) || (sl == 4 && !strncasecmp(spec, "abfs", 4)) ||
+             (sl == 5 && !strncasecmp(spec, "abfss", 5)))
+        u->kind = ZF_URL_AZ;
     else
-        return fail(err, errcap, "unsupported scheme %.*s:// (use http://, https://, s3://, gs:// "
-                                 "or a local path)", (int)(sl > 16 ? 16 : sl), spec);
+        return fail(err, errcap, "unsupported scheme %.*s:// (use http://, https://, s3://, gs://, "
+                                 "az:// or a local path)", (int)(sl > 16 ? 16 : sl), spec);
     if (strpbrk(spec, "?#"))
         return fail(err, errcap, "query strings and fragments ('?', '#') are not allowed in a store "
                                  "URL (a '?' or '#' in a key is %%3F, %%23)");

@@ -5,15 +5,16 @@
  *   https://HOST[:PORT][/PATH]
  *   s3://BUCKET[/PREFIX]
  *   gs://BUCKET[/PREFIX]
+ *   az://CONTAINER[/PREFIX]     also abfs:// and abfss:// (fsspec's spellings)
  *
  * Refused, with a one-line reason: other schemes, user information
  * ("user:password@": credentials never go in the STORE argument, which the
  * mount table and process lists show), query strings and fragments, empty
  * hosts or buckets, bad ports, "." and ".." segments, bad %-escapes,
  * control characters (however written), spaces in an http(s) URL.
- * Every path (http, https, s3, gs) is %-decoded: %XX is the byte XX (%20 a
+ * Every path (http, https, s3, gs, az) is %-decoded: %XX is the byte XX (%20 a
  * space, %25 a '%', %3F a '?', %23 a '#'); any other character stands for
- * itself, and an s3 or gs prefix may hold spaces as they are (as the AWS and
+ * itself, and an s3, gs or az prefix may hold spaces as they are (as the AWS and
  * gcloud tools take them), so "s3://b/my data" and "s3://b/my%20data" are
  * the same prefix.  Object URLs are built by %-encoding keys
  * (zf_url_escape). */
@@ -30,13 +31,15 @@ typedef enum zf_url_kind {
     ZF_URL_HTTP,
     ZF_URL_HTTPS,
     ZF_URL_S3,
-    ZF_URL_GS
+    ZF_URL_GS,
+    ZF_URL_AZ
 } zf_url_kind;
 
 /* A parsed STORE argument; strings owned (zf_url_free). */
 typedef struct zf_url {
     zf_url_kind kind;
     char *host;     /* http(s): host, an IPv6 literal in brackets; s3/gs: the bucket;
+                     * az: the container;
                      * local: NULL */
     unsigned port;  /* http(s): the port given, 0 if none */
     char *path;     /* local: the argument as given; otherwise the prefix, unescaped,
@@ -63,6 +66,10 @@ void zf_url_free(zf_url *u);
 
 /* "http[s]://HOST[:PORT]" of an http(s) URL: malloc'd, NULL when out of memory. */
 char *zf_url_origin(const zf_url *u);
+
+/* The byte the %-escape at s[i] ('%' and two hex digits, within the n
+ * bytes of s) stands for, or -1 if it is none. */
+int zf_url_unescape_at(const char *s, size_t n, size_t i);
 
 /* Append s to b %-encoded: unreserved characters (A-Z a-z 0-9 - . _ ~) and
  * '/' stay, every other byte becomes %XX (upper-case hex). */

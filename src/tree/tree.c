@@ -221,6 +221,8 @@ void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now)
 
 int zf_tree_unchanged(const zf_tree *t, int chunks, char *why, size_t whycap)
 {
+    if (t->store->immutable)
+        return 1;
     if (!t->store->remote || !*t->cons_key)
         return 0;
     zf_stamp now;
@@ -264,7 +266,18 @@ void zf_tree_free(zf_tree *t)
     free(t->others);
     free(t->arrays);
     free(t->layouts);
+    zf_store_close(t->owned);
     free(t);
+}
+
+const zf_store *zf_tree_store(const zf_tree *t)
+{
+    return t->store;
+}
+
+void zf_tree_own_store(zf_tree *t, zf_store *s)
+{
+    t->owned = s;
 }
 
 const zf_node *zf_tree_node(const zf_tree *t, uint64_t ino)

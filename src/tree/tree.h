@@ -58,8 +58,15 @@ int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap);
 /* Is the store's root an array (its files the root directory's), not a group? */
 int zf_tree_root_is_array(const zf_tree *t);
 
-/* Free the tree, its arrays and layouts; NULL is allowed. */
+/* Free the tree, its arrays and layouts (and the store it owns); NULL is allowed. */
 void zf_tree_free(zf_tree *t);
+
+/* The store the tree was built from. */
+const zf_store *zf_tree_store(const zf_tree *t);
+
+/* Make t own the store it was built from (one zf_store_update opened): it
+ * is closed when t is freed. */
+void zf_tree_own_store(zf_tree *t, zf_store *s);
 
 /* The node with number ino, or NULL. */
 const zf_node *zf_tree_node(const zf_tree *t, uint64_t ino);
@@ -99,9 +106,10 @@ void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now);
 /* A re-check without a rebuild, for a remote store whose every node came
  * from consolidated metadata: 1 if that document's version (ETag) is the one the
  * tree was built from (one HEAD) and, if chunks, no sized array's chunks
- * changed (a listing per sized array, where the store can list); 0 if a
- * rebuild must tell (always, for other stores); ZF_EIO (why) when a listing
- * of a sized array's chunks failed: the store could not tell. */
+ * changed (a listing per sized array, where the store can list); 1 for an
+ * immutable store (store.h: what moves is zf_store_update's to tell); 0 if
+ * a rebuild must tell (always, for other stores); ZF_EIO (why) when a
+ * listing of a sized array's chunks failed: the store could not tell. */
 int zf_tree_unchanged(const zf_tree *t, int chunks, char *why, size_t whycap);
 
 #endif

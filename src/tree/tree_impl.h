@@ -23,6 +23,7 @@ struct zf_tree {
     char **others;                /* keys of the arrays not shown (coordinates of other types) */
     size_t nothers, others_cap;
     const zf_store *store;
+    zf_store *owned;              /* store, when the tree owns it (zf_tree_own_store) */
     zf_cache *cache;
     const zf_layout_opts *opts;   /* while building only */
     char cons_key[16];            /* the consolidated metadata's key, if every node's

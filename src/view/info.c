@@ -85,5 +85,10 @@ int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *ou
     if (rc)
         return rc;
     zf_sbuf_printf(out, "text_format: %s\n", zf_format_name(text->format));
+    char cred[200];
+    zf_store_credentials(zf_array_store(a), cred, sizeof cred);
+    if (*cred)
+        zf_sbuf_printf(out, "credentials: %s\n", cred);
+    zf_store_describe(zf_array_store(a), zf_array_path(a), out); /* a repository's own lines */
     return ZF_OK;
 }

@@ -439,11 +439,16 @@ int zf_layout_ensure_sized(zf_layout *l)
         pthread_mutex_unlock(&l->mu);
         rc = load_or_build(l);
         pthread_mutex_lock(&l->mu);
-        if (rc) {
+        if (rc) { /* nothing of a failed load or pass is kept (the next call starts afresh) */
             for (int v = 0; v < 2; v++) {
                 free(l->off[v]);
                 l->off[v] = NULL;
             }
+            free(l->bnn);
+            free(l->bneg);
+            free(l->bmode);
+            l->bnn = l->bneg = NULL;
+            l->bmode = NULL;
         }
         __atomic_store_n(&l->state, rc ? UNSIZED : SIZED, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&l->cv);

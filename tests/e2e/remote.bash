@@ -9,8 +9,10 @@
 load helpers
 source "$ZF_REPO/tests/net/servers.bash"
 
-# Chunk keys (anything that is not metadata): counted in the servers' logs.
-RM_META_RE='(zarr\.json|\.zarray|\.zattrs|\.zgroup|\.zmetadata)$'
+# Chunk keys (anything that is not metadata, or the probe for an Icechunk
+# repository every mount makes: repo, refs/branch.main/ref.json): counted in
+# the servers' logs.
+RM_META_RE='(zarr\.json|\.zarray|\.zattrs|\.zgroup|\.zmetadata|/repo|/refs/branch\.main/ref\.json)$'
 
 # rm_setup_file [--many N]: RM_DIR (exported) with the stores under
 # $RM_DIR/www/bucket/ (g3c g3 g2c g2 a3 a2 [many] .zarr).
@@ -32,6 +34,25 @@ rm_teardown_file() {
         [[ $pid =~ ^[0-9]+$ ]] && grep -qa "$RM_DIR" "/proc/$pid/cmdline" 2>/dev/null && net_stop "$pid"
     done < <(find "$RM_DIR" -name pid -type f -print0)
     rm -rf --one-file-system "$RM_DIR"
+}
+
+# py_server NAME SCRIPT ARGS...: start tests/net/SCRIPT (it prints its port);
+# PY_PORT
+py_server() {
+    local dir=$RM_DIR/$1 script=$2 pid port i
+    shift 2
+    mkdir -p "$dir"
+    "$ZF_PYTHON" "$ZF_REPO/tests/net/$script" "$@" </dev/null >"$dir/port" 2>"$dir/stderr" 3>&- &
+    pid=$!
+    for ((i = 0; i < 200; i++)); do
+        port=$(head -n1 "$dir/port" 2>/dev/null)
+        [[ -n $port ]] && break
+        sleep 0.05
+    done
+    [[ -n $port ]] || { echo "$script did not start: $(cat "$dir/stderr")" >&2; return 1; }
+    net_wait_port "$port" "$pid" || return 1
+    net_track "$dir" "$pid"
+    PY_PORT=$port
 }
 
 # rm_labels_oracle STORE NAME FILE: FILE is xarray's to_dataframe().to_csv()
@@ -58,15 +79,21 @@ rm_chunk_requests() {
 }
 
 # rm_tree DIR: '%type %size %path' of every entry under DIR, sorted (sizes of
-# files only: stat of every array file, which runs its size pass).
+# .txt and .csv files only: stat of every array file, which runs its size pass;
+# a remote store's .info has a credentials line more).
 rm_tree() {
-    (cd "$1" && zf_t find . -mindepth 1 \( -type f -printf 'f %s %P\n' \) -o \( -type d -printf 'd - %P\n' \)) | LC_ALL=C sort
+    (cd "$1" && zf_t find . -mindepth 1 \( -type f -name '*.info' -printf 'f - %P\n' \) -o \
+        \( -type f -printf 'f %s %P\n' \) -o \( -type d -printf 'd - %P\n' \)) | LC_ALL=C sort
 }
+
+# rm_info FILE: FILE, an .info, without the credentials line a remote one has
+rm_info() { zf_t grep -v '^credentials: ' "$1"; }
 
 # rm_compare LOCAL REMOTE [nolisting]: the remote mount shows what the local
 # mount of the same store shows: the same names and st_size, every .txt/.csv
 # byte for byte, reads at random offsets, and the same .info (with
-# `nolisting`: the remote .info's chunks_present may say `unknown`).
+# `nolisting`: the remote .info's chunks_present may say `unknown`; the
+# remote's credentials line is left out).
 rm_compare() {
     local l=$1 r=$2 mode=${3:-} f n=0 size off cnt i
     local lt rt
@@ -97,10 +124,10 @@ $(diff <(echo "$lt") <(echo "$rt") | head -n 30)"
             # them here: every file was read)
             grep -qE '^chunks_present: unknown' "$r/$f" || diff <(grep '^chunks_present:' "$l/$f") \
                 <(grep '^chunks_present:' "$r/$f") || fail "$f: chunks_present neither unknown nor as local: $(cat "$r/$f")"
-            diff <(grep -v '^chunks_present:' "$l/$f") <(grep -v '^chunks_present:' "$r/$f") \
+            diff <(rm_info "$l/$f" | grep -v '^chunks_present:') <(rm_info "$r/$f" | grep -v '^chunks_present:') \
                 || fail "$f differs from the local mount (beyond chunks_present)"
         else
-            zf_t cmp "$l/$f" "$r/$f" || fail "$f differs: $(diff "$l/$f" "$r/$f")"
+            cmp <(rm_info "$l/$f") <(rm_info "$r/$f") || fail "$f differs: $(diff "$l/$f" "$r/$f")"
         fi
     done < <(cd "$l" && find . -type f -name '*.info' -printf '%P\n')
     RM_COMPARED=$n

@@ -12,25 +12,6 @@
 
 load remote
 
-# py_server NAME SCRIPT ARGS...: start tests/net/SCRIPT (it prints its port);
-# PY_PORT
-py_server() {
-    local dir=$RM_DIR/$1 script=$2 pid port i
-    shift 2
-    mkdir -p "$dir"
-    "$ZF_PYTHON" "$ZF_REPO/tests/net/$script" "$@" </dev/null >"$dir/port" 2>"$dir/stderr" 3>&- &
-    pid=$!
-    for ((i = 0; i < 200; i++)); do
-        port=$(head -n1 "$dir/port" 2>/dev/null)
-        [[ -n $port ]] && break
-        sleep 0.05
-    done
-    [[ -n $port ]] || { echo "$script did not start: $(cat "$dir/stderr")" >&2; return 1; }
-    net_wait_port "$port" "$pid" || return 1
-    net_track "$dir" "$pid"
-    PY_PORT=$port
-}
-
 # cred_server NAME ARGS...: credserver.py over the stores; CRED_URL
 cred_server() {
     local name=$1
@@ -101,6 +82,8 @@ setup() {
     [[ $(ctl "$SHORT_URL" expired) == 0 ]] || fail "$(ctl "$SHORT_URL" expired) requests were sent with expired credentials"
     (($(grep -c 'credentials: refreshed from instance metadata (role zf-role)' "$ZF_LOG") >= 2)) \
         || fail "the log shows no refreshes: $(grep -i credential "$ZF_LOG")"
+    grep -qx 'credentials: instance metadata (role zf-role)' "$ZF_MNT/v3_plain.info" \
+        || fail ".info does not name the source: $(cat "$ZF_MNT/v3_plain.info")"
     if grep -E ': (error|warning):' "$ZF_LOG" >&2; then fail "errors in the log"; fi
     no_issued_secret "$SHORT_URL"
 }
@@ -160,6 +143,7 @@ setup() {
     new=tk-$RANDOM$RANDOM-rotated
     printf '%s\n' "$new" >"$TOKEN_FILE.new" && mv "$TOKEN_FILE.new" "$TOKEN_FILE"
     rm_compare "$RM_LOCAL" "$ZF_MNT"
+    grep -qx "credentials: bearer token (file $TOKEN_FILE)" "$ZF_MNT"/v3_plain.info || fail ".info: $(cat "$ZF_MNT"/v3_plain.info)"
     rm_no_secret "$old" "$ZF_PID" "$ZF_LOG" "$ZF_MNT"/*.info
     rm_no_secret "$new" "$ZF_PID" "$ZF_LOG" "$ZF_MNT"/*.info
     printf '%s\n' "$old" >"$TOKEN_FILE"

@@ -79,13 +79,6 @@ http_case() {
     [[ $(tail -n +$((before + 1)) "$NGX_LOG" | grep -c 'g3c.zarr') == 0 ]] || fail "a request was served on an unverified connection"
 }
 
-@test "gs://bucket/prefix with -o endpoint= (the public HTTPS form against nginx) is the local mount" {
-    rm_mount_local g2c.zarr
-    zf_mount gs://bucket/g2c.zarr -o "endpoint=$NGX_HTTP"
-    rm_compare "$RM_LOCAL" "$ZF_MNT" nolisting
-    grep -q '"GET /bucket/g2c.zarr/.zmetadata HTTP' "$NGX_LOG" || fail "gs:// did not read bucket/g2c.zarr at the endpoint"
-}
-
 @test "http: ls and .info fetch no chunk and say chunks_present: unknown; a read does fetch" {
     zf_mount "$NGX_HTTP/bucket/g3c.zarr"
     local before after d f n=0

@@ -3,7 +3,9 @@
  * A fixed set of small pipelines (v3 bytes+zstd, bytes+gzip, bytes+blosc,
  * bytes+crc32c, transpose+bytes(big), bytes alone, bytes(big)+zstd+crc32c,
  * numcodecs fixedscaleoffset+bytes+shuffle+lzma+crc32, astype+bytes+
- * fletcher32, transpose+sharding_indexed; v2 lz4, bz2, zlib, gzip, blosc,
+ * fletcher32, transpose+sharding_indexed, transpose+sharding with zstd
+ * inner chunks, transpose+nested sharding with zstd inner chunks; v2 lz4,
+ * bz2, zlib, gzip, blosc,
  * order "F" without a compressor, crc32, adler32 (trailing), fletcher32,
  * delta, shuffle, delta+astype+lzma (order F)) is built once; every input is
  * decoded by each of them.  Every decode must either
@@ -23,6 +25,9 @@
  *   - zstd: success iff libzstd's one-shot ZSTD_decompress yields exactly the
  *     chunk size, with the same bytes (except frames declaring a window over
  *     2^31, which streaming decoders refuse);
+ *   - shards whose codecs are all inside them: the decoders are given at
+ *     most the input's bytes in all (zf_codec_work), success or not: a
+ *     checked index lets no stored byte be decoded twice;
  *   - every pipeline: decoding twice gives the same values. */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +38,7 @@
 #include <zstd.h>
 
 #include "base/err.h"
+#include "codec/codec.h"
 #include "codec/pipeline.h"
 
 #define CHECK(cond)                                                                        \
@@ -62,63 +68,78 @@ typedef struct spec {
     unsigned perm[4];    /* CK_RAW: encoded axis k is logical axis perm[k] */
     const char *filters; /* v2 only: the filters list (NULL: null) */
     zf_elem elem;        /* the array's type ({0, 0}: int64) */
+    int once;            /* shards with codecs only inside: decoders get each input byte once */
 } spec;
 
 static const spec specs[] = {
     {"v3 bytes+zstd", 0, "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
      "{\"name\":\"zstd\",\"configuration\":{\"level\":0,\"checksum\":false}}]",
-     0, 0, 2, {4, 3}, CK_ZSTD, 0, {0}, NULL, {0, 0}},
+     0, 0, 2, {4, 3}, CK_ZSTD, 0, {0}, NULL, {0, 0}, 0},
     {"v3 bytes+gzip", 0, "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
-     "{\"name\":\"gzip\",\"configuration\":{\"level\":5}}]", 0, 0, 2, {4, 3}, CK_NONE, 0, {0}, NULL, {0, 0}},
+     "{\"name\":\"gzip\",\"configuration\":{\"level\":5}}]", 0, 0, 2, {4, 3}, CK_NONE, 0, {0}, NULL, {0, 0}, 0},
     {"v3 bytes+blosc", 0, "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
      "{\"name\":\"blosc\",\"configuration\":{\"cname\":\"lz4\",\"clevel\":5,"
-     "\"shuffle\":\"shuffle\",\"typesize\":8,\"blocksize\":0}}]", 0, 0, 2, {4, 3}, CK_NONE, 0, {0}, NULL, {0, 0}},
+     "\"shuffle\":\"shuffle\",\"typesize\":8,\"blocksize\":0}}]", 0, 0, 2, {4, 3}, CK_NONE, 0, {0}, NULL, {0, 0}, 0},
     {"v3 bytes+crc32c", 0, "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
-     "{\"name\":\"crc32c\"}]", 0, 0, 2, {4, 3}, CK_CRC, 0, {0}, NULL, {0, 0}},
+     "{\"name\":\"crc32c\"}]", 0, 0, 2, {4, 3}, CK_CRC, 0, {0}, NULL, {0, 0}, 0},
     {"v3 transpose+bytes(big)", 0, "[{\"name\":\"transpose\",\"configuration\":{\"order\":[2,0,1]}},"
      "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"big\"}}]", 0, 0, 3, {2, 3, 4}, CK_RAW, 1,
-     {2, 0, 1}, NULL, {0, 0}},
+     {2, 0, 1}, NULL, {0, 0}, 0},
     {"v3 bytes", 0, "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}]", 0, 0, 1,
-     {13}, CK_RAW, 0, {0}, NULL, {0, 0}},
+     {13}, CK_RAW, 0, {0}, NULL, {0, 0}, 0},
     {"v3 bytes(big)+zstd+crc32c", 0,
      "[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"big\"}},"
      "{\"name\":\"zstd\",\"configuration\":{\"level\":3,\"checksum\":true}},{\"name\":\"crc32c\"}]",
-     0, 0, 1, {6}, CK_NONE, 0, {0}, NULL, {0, 0}},
-    {"v2 lz4", 1, "{\"id\":\"lz4\",\"acceleration\":1}", 'C', 0, 2, {5, 2}, CK_NONE, 0, {0}, NULL, {0, 0}},
-    {"v2 bz2", 1, "{\"id\":\"bz2\",\"level\":9}", 'F', 0, 2, {3, 3}, CK_NONE, 0, {0}, NULL, {0, 0}},
-    {"v2 zlib", 1, "{\"id\":\"zlib\",\"level\":1}", 'C', 1, 1, {7}, CK_NONE, 0, {0}, NULL, {0, 0}},
-    {"v2 gzip", 1, "{\"id\":\"gzip\",\"level\":1}", 'C', 0, 1, {7}, CK_NONE, 0, {0}, NULL, {0, 0}},
+     0, 0, 1, {6}, CK_NONE, 0, {0}, NULL, {0, 0}, 0},
+    {"v2 lz4", 1, "{\"id\":\"lz4\",\"acceleration\":1}", 'C', 0, 2, {5, 2}, CK_NONE, 0, {0}, NULL, {0, 0}, 0},
+    {"v2 bz2", 1, "{\"id\":\"bz2\",\"level\":9}", 'F', 0, 2, {3, 3}, CK_NONE, 0, {0}, NULL, {0, 0}, 0},
+    {"v2 zlib", 1, "{\"id\":\"zlib\",\"level\":1}", 'C', 1, 1, {7}, CK_NONE, 0, {0}, NULL, {0, 0}, 0},
+    {"v2 gzip", 1, "{\"id\":\"gzip\",\"level\":1}", 'C', 0, 1, {7}, CK_NONE, 0, {0}, NULL, {0, 0}, 0},
     {"v2 blosc", 1, "{\"id\":\"blosc\",\"cname\":\"zstd\",\"clevel\":3,\"shuffle\":2,"
-     "\"blocksize\":0}", 'C', 0, 2, {4, 3}, CK_NONE, 0, {0}, NULL, {0, 0}},
-    {"v2 F order, no compressor", 1, "null", 'F', 0, 3, {3, 4, 2}, CK_RAW, 0, {2, 1, 0}, NULL, {0, 0}},
+     "\"blocksize\":0}", 'C', 0, 2, {4, 3}, CK_NONE, 0, {0}, NULL, {0, 0}, 0},
+    {"v2 F order, no compressor", 1, "null", 'F', 0, 3, {3, 4, 2}, CK_RAW, 0, {2, 1, 0}, NULL, {0, 0}, 0},
     {"v3 fixedscaleoffset+bytes+shuffle+lzma+crc32", 0,
      "[{\"name\":\"numcodecs.fixedscaleoffset\",\"configuration\":{\"offset\":1000,\"scale\":10,"
      "\"dtype\":\"<f8\",\"astype\":\"<i2\"}},{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
      "{\"name\":\"numcodecs.shuffle\",\"configuration\":{\"elementsize\":2}},"
      "{\"name\":\"numcodecs.lzma\",\"configuration\":{}},{\"name\":\"numcodecs.crc32\",\"configuration\":{}}]",
-     0, 0, 1, {12}, CK_NONE, 0, {0}, NULL, {ZF_ELEM_FLOAT, 8}},
+     0, 0, 1, {12}, CK_NONE, 0, {0}, NULL, {ZF_ELEM_FLOAT, 8}, 0},
     {"v3 astype+bytes+fletcher32", 0,
      "[{\"name\":\"numcodecs.astype\",\"configuration\":{\"encode_dtype\":\"<f4\",\"decode_dtype\":\"<i4\"}},"
      "{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
      "{\"name\":\"numcodecs.fletcher32\",\"configuration\":{}}]",
-     0, 0, 1, {9}, CK_NONE, 0, {0}, NULL, {ZF_ELEM_INT, 4}},
+     0, 0, 1, {9}, CK_NONE, 0, {0}, NULL, {ZF_ELEM_INT, 4}, 0},
     {"v3 transpose+sharding_indexed", 0,
      "[{\"name\":\"transpose\",\"configuration\":{\"order\":[1,0]}},{\"name\":\"sharding_indexed\","
      "\"configuration\":{\"chunk_shape\":[2,3],\"codecs\":[{\"name\":\"bytes\",\"configuration\":"
      "{\"endian\":\"little\"}}],\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":"
-     "\"little\"}},{\"name\":\"crc32c\"}]}}]", 0, 0, 2, {3, 4}, CK_NONE, 0, {0}, NULL, {0, 0}},
-    {"v2 crc32", 1, "{\"id\":\"crc32\"}", 'C', 0, 1, {5}, CK_CRC32, 0, {0}, NULL, {0, 0}},
+     "\"little\"}},{\"name\":\"crc32c\"}]}}]", 0, 0, 2, {3, 4}, CK_NONE, 0, {0}, NULL, {0, 0}, 1},
+    {"v2 crc32", 1, "{\"id\":\"crc32\"}", 'C', 0, 1, {5}, CK_CRC32, 0, {0}, NULL, {0, 0}, 0},
     {"v2 adler32 (end)", 1, "{\"id\":\"adler32\",\"location\":\"end\"}", 'C', 0, 1, {5}, CK_ADLER32, 0,
-     {0}, NULL, {0, 0}},
+     {0}, NULL, {0, 0}, 0},
     {"v2 fletcher32", 1, "{\"id\":\"fletcher32\"}", 'C', 0, 1, {5}, CK_FLETCHER32, 0, {0}, NULL,
-     {0, 0}},
+     {0, 0}, 0},
     {"v2 delta", 1, "null", 'C', 0, 1, {11}, CK_DELTA, 0, {0}, "[{\"id\":\"delta\",\"dtype\":\"<i8\"}]",
-     {0, 0}},
+     {0, 0}, 0},
     {"v2 shuffle", 1, "null", 'C', 0, 1, {7}, CK_SHUFFLE, 0, {0},
-     "[{\"id\":\"shuffle\",\"elementsize\":8}]", {0, 0}},
+     "[{\"id\":\"shuffle\",\"elementsize\":8}]", {0, 0}, 0},
+    {"v3 transpose+sharding(zstd inside)", 0,
+     "[{\"name\":\"transpose\",\"configuration\":{\"order\":[1,0]}},{\"name\":\"sharding_indexed\","
+     "\"configuration\":{\"chunk_shape\":[2,2],\"codecs\":[{\"name\":\"bytes\",\"configuration\":"
+     "{\"endian\":\"little\"}},{\"name\":\"zstd\",\"configuration\":{\"level\":1}}],"
+     "\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}},"
+     "{\"name\":\"crc32c\"}]}}]", 0, 0, 2, {4, 6}, CK_NONE, 0, {0}, NULL, {0, 0}, 1},
+    {"v3 transpose+nested sharding(zstd inside)", 0,
+     "[{\"name\":\"transpose\",\"configuration\":{\"order\":[1,0]}},{\"name\":\"sharding_indexed\","
+     "\"configuration\":{\"chunk_shape\":[2,4],\"codecs\":[{\"name\":\"sharding_indexed\","
+     "\"configuration\":{\"chunk_shape\":[1,2],\"codecs\":[{\"name\":\"bytes\",\"configuration\":"
+     "{\"endian\":\"little\"}},{\"name\":\"zstd\",\"configuration\":{\"level\":1}}],"
+     "\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}]}}],"
+     "\"index_codecs\":[{\"name\":\"bytes\",\"configuration\":{\"endian\":\"little\"}}]}}]",
+     0, 0, 2, {4, 4}, CK_NONE, 0, {0}, NULL, {0, 0}, 1},
     {"v2 delta+astype+lzma, order F", 1, "{\"id\":\"lzma\",\"format\":1}", 'F', 1, 2, {3, 4}, CK_NONE, 0,
      {0}, "[{\"id\":\"delta\",\"dtype\":\">i8\",\"astype\":\"<i2\"},"
-     "{\"id\":\"astype\",\"encode_dtype\":\"|u1\",\"decode_dtype\":\"<i2\"}]", {0, 0}},
+     "{\"id\":\"astype\",\"encode_dtype\":\"|u1\",\"decode_dtype\":\"<i2\"}]", {0, 0}, 0},
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
 
@@ -280,7 +301,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(out && again);
         char err[200];
         err[0] = '\0';
+        uint64_t work = zf_codec_work();
         int rc = zf_pipeline_decode(p, in, size, out, err, sizeof err);
+        work = zf_codec_work() - work;
+        if (s->once) /* checked index: no stored byte decoded twice, success or not */
+            CHECK(work <= size);
         CHECK(memchr(err, '\0', sizeof err) != NULL);
         CHECK(rc == ZF_OK || rc == ZF_ECORRUPT || rc == ZF_ENOMEM);
         if (rc != ZF_OK)

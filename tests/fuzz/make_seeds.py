@@ -321,6 +321,24 @@ def pipeline_seeds():
     inner = le(t[0:2]) + le(t[2:4])
     index = struct.pack("<4Q", 0, 48, 48, 48)
     put(d, "v3-transpose-shard", inner + index + struct.pack("<I", crc32c(index)))
+    # the same with zstd inner chunks: the 6x4 shard of a transposed 4x6 chunk, 2x2 inner chunks
+    t = values(24, 17).reshape(4, 6).T
+    parts = [bytes(numcodecs.Zstd(level=1).encode(le(t[i:i + 2, j:j + 2])))
+             for i in (0, 2, 4) for j in (0, 2)]
+    offs = np.cumsum([0] + [len(p) for p in parts])
+    index = b"".join(struct.pack("<QQ", int(offs[k]), len(parts[k])) for k in range(6))
+    put(d, "v3-transpose-shard-zstd", b"".join(parts) + index + struct.pack("<I", crc32c(index)))
+    # nested: two 2x4 shards of 1x2 zstd inner chunks (the transposed 4x4 chunk)
+    t = values(16, 18).reshape(4, 4).T
+    nested = []
+    for r in (0, 1):
+        parts = [bytes(numcodecs.Zstd(level=1).encode(le(t[2 * r + a, 2 * b:2 * b + 2])))
+                 for a in (0, 1) for b in (0, 1)]
+        offs = np.cumsum([0] + [len(p) for p in parts])
+        nested.append(b"".join(parts) + b"".join(struct.pack("<QQ", int(offs[k]), len(parts[k]))
+                                                 for k in range(4)))
+    outer = struct.pack("<QQQQ", 0, len(nested[0]), len(nested[0]), len(nested[1]))
+    put(d, "v3-transpose-nested-shard-zstd", nested[0] + nested[1] + outer)
     put(d, "v2-crc32", bytes(numcodecs.CRC32().encode(le(values(5, 12)))))
     put(d, "v2-adler32-end", bytes(numcodecs.Adler32(location="end").encode(le(values(5, 13)))))
     put(d, "v2-fletcher32", bytes(numcodecs.Fletcher32().encode(le(values(5, 14)))))

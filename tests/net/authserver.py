@@ -14,7 +14,6 @@ import base64
 import email.utils
 import http.server
 import os
-import re
 import ssl
 import sys
 import threading
@@ -56,12 +55,7 @@ class Handler(BaseHandler):
         hdrs = [("ETag", '"%x-%x"' % (int(st.st_mtime), st.st_size)),
                 ("Last-Modified", email.utils.formatdate(st.st_mtime, usegmt=True)),
                 ("Accept-Ranges", "bytes")]
-        m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
-        if m and int(m.group(1)) < len(data):
-            a, b = int(m.group(1)), min(int(m.group(2)), len(data) - 1)
-            hdrs.append(("Content-Range", "bytes %d-%d/%d" % (a, b, len(data))))
-            return self.answer(206, data[a:b + 1], hdrs)
-        self.answer(200, data, hdrs)
+        self.answer_ranged(data, hdrs)
 
 
 def main():

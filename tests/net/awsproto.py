@@ -1,9 +1,11 @@
-"""awsproto.py - what the loopback AWS test servers share (tests/unit/s3_server.py,
-tests/net/credserver.py): SigV4 as the server computes it, S3's error documents
-and ListObjectsV2 pages."""
+"""awsproto.py - what the loopback test servers share (tests/unit/s3_server.py,
+tests/net/credserver.py, authserver.py, gcsserver.py): SigV4 as the server
+computes it, S3's error documents and ListObjectsV2 pages, and a quiet HTTP/1.1
+handler answering whole or ranged."""
 import hashlib
 import hmac
 import http.server
+import re
 import urllib.parse
 
 
@@ -96,3 +98,11 @@ class BaseHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def answer_ranged(self, data, headers):
+        """data whole (200), or the one Range bytes=a-b asked for (206)"""
+        m = re.fullmatch(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
+        if m and int(m.group(1)) < len(data):
+            a, b = int(m.group(1)), min(int(m.group(2)), len(data) - 1)
+            return self.answer(206, data[a:b + 1], list(headers) + [("Content-Range", "bytes %d-%d/%d" % (a, b, len(data)))])
+        self.answer(200, data, headers)

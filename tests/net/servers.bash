@@ -1,6 +1,7 @@
 # tests/net/servers.bash - test servers on loopback for the remote-store suites:
 # nginx (HTTP, TLS with the test's CA, TLS with an unrelated CA), versitygw (S3
-# with signature checks, posix backend) and tests/net/faultproxy.py.  Source it
+# with signature checks, posix backend), Azurite (Azure Blob, SharedKey and SAS
+# checked) and tests/net/faultproxy.py.  Source it
 # (bats: `load ../net/servers`).  Every server's files (config, logs, pid, data)
 # live in a directory the caller gives; each start waits for the server with a
 # timeout, and net_stop_all stops whatever was started (call it in teardown).
@@ -236,4 +237,39 @@ net_proxy_set() {
     mv -f "$PROXY_CTL.tmp" "$PROXY_CTL"
     # mtime granularity: make sure the next request sees a new mtime
     touch -d "@$(date +%s.%N)" "$PROXY_CTL"
+}
+
+# net_azurite_bin: print the Azurite blob server's path (scripts/deps installs
+# it with npm into /usr/local/lib/azurite; ZF_AZURITE elsewhere).
+net_azurite_bin() {
+    local b
+    for b in "${ZF_AZURITE:-}" /usr/local/lib/azurite/node_modules/.bin/azurite-blob; do
+        [[ -n $b && -x $b ]] && { echo "$b"; return 0; }
+    done
+    return 1
+}
+
+# net_azurite DIR: Azure Blob Storage's emulator (Azurite) on loopback, its data
+# in DIR; account devstoreaccount1 with Microsoft's
+# published key.  Sets AZ_URL (path style: http://127.0.0.1:PORT/devstoreaccount1),
+# AZ_PID.
+net_azurite() {
+    local dir=$1 bin try port
+    bin=$(net_azurite_bin) || { echo "no azurite (scripts/deps installs it)" >&2; return 1; }
+    mkdir -p "$dir"
+    for try in 1 2 3 4 5; do
+        port=$(net_free_port)
+        "$bin" --blobHost 127.0.0.1 --blobPort "$port" --location "$dir/data" \
+            --skipApiVersionCheck --disableProductStyleUrl --disableTelemetry \
+            </dev/null >>"$dir/stderr" 2>&1 3>&- &
+        AZ_PID=$!
+        if NET_START_TIMEOUT=60 net_wait_port "$port" "$AZ_PID"; then
+            net_track "$dir" "$AZ_PID"
+            AZ_URL=http://127.0.0.1:$port/devstoreaccount1
+            return 0
+        fi
+        net_stop "$AZ_PID"
+    done
+    echo "azurite did not start: $(tail -n 5 "$dir/stderr")" >&2
+    return 1
 }

@@ -171,7 +171,8 @@ static int fake_list(const zf_store *s, const char *prefix, unsigned flags, zf_s
     return rc;
 }
 
-static const zf_store_ops fake_ops = {fake_close, fake_read, fake_read_many, fake_stamp, fake_list};
+static const zf_store_ops fake_ops = {.close = fake_close, .read = fake_read, .read_many = fake_read_many,
+                                      .stamp = fake_stamp, .list = fake_list};
 
 /* a remote store over inner, named by a URL ending as its directory does
  * (a root array's files are named after it); the caller frees both */

@@ -1,6 +1,6 @@
-/* test_http.c - the http(s)/gs backend and zf_store_open_spec against
+/* test_http.c - the http(s) backend and zf_store_open_spec against
  * tests/unit/net_server.py: whole reads with stamps from the response, many
- * ranges at once, HEAD stamps, no listing, gs:// through -o endpoint=, and
+ * ranges at once, HEAD stamps, no listing, and
  * the options and arguments that are refused. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -122,37 +122,6 @@ static void test_reads(void)
     }
 }
 
-static void test_gs(void)
-{
-    zf_store_opts o = {0};
-    char err[200];
-    CHECK(zf_store_opt_set(&o, "endpoint", base, err, sizeof err) == ZF_OK, "endpoint: %s", err);
-    zf_store *s = open_ok("gs://data", &o);
-    uint8_t buf[100];
-    if (s) {
-        CHECK(s->remote == 1 && s->parallel == 16, "gs parallel %u", s->parallel);
-        CHECK(zf_store_read_range(s, "400", 1, 99, buf, err, sizeof err) == ZF_OK && same(buf, 400, 1, 99),
-              "gs: %s", err);
-        zf_store_close(s);
-    }
-    zf_store_opts_free(&o);
-    /* an endpoint with a path: ENDPOINT/BUCKET/PREFIX/KEY */
-    char ep[128];
-    snprintf(ep, sizeof ep, "%s/redirect", base);
-    CHECK(zf_store_opt_set(&o, "endpoint", ep, err, sizeof err) == ZF_OK, "endpoint: %s", err);
-    s = open_ok("gs://900", &o);
-    zf_store_opts_free(&o);
-    if (s) {
-        /* /redirect/900 leads to /data/900 */
-        zf_store_buf b = {0};
-        size_t n;
-        CHECK(zf_store_read(s, "", 1000, &b, &n, NULL, err, sizeof err) == ZF_OK && n == 900 &&
-              same(b.p, 900, 0, 900), "gs endpoint path: %s", err);
-        free(b.p);
-        zf_store_close(s);
-    }
-}
-
 /* spec with the option name=value is refused with a reason holding want */
 static void refused(const char *spec, const char *name, const char *value, int want_rc, const char *want)
 {
@@ -174,7 +143,7 @@ static void test_refused(void)
     refused("unit", "anonymous", NULL, ZF_EINVAL, "-o anonymous applies to remote stores only");
     refused(base, "follow_symlinks", NULL, ZF_EINVAL, "applies to local stores only");
     refused(base, "region", "eu-west-1", ZF_EINVAL, "-o region= applies to s3:// stores only");
-    refused(base, "endpoint", base, ZF_EINVAL, "-o endpoint= applies to s3:// and gs:// stores only");
+    refused(base, "endpoint", base, ZF_EINVAL, "-o endpoint= applies to s3://, gs:// and az:// stores only");
     refused("s3://ab/x", NULL, NULL, ZF_EINVAL, "bucket name ab");
     refused("ftp://h/x", NULL, NULL, ZF_EINVAL, "unsupported scheme");
     refused("https://u:p@h/x", NULL, NULL, ZF_EINVAL, "credentials never go");
@@ -221,7 +190,6 @@ int main(void)
     }
     snprintf(base, sizeof base, "http://127.0.0.1:%u", srv.port);
     test_reads();
-    test_gs();
     test_refused();
     net_server_stop(&srv);
     zf_net_global_cleanup();

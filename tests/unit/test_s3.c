@@ -178,8 +178,8 @@ static void test_listing(void)
     /* many ranges at once */
     uint8_t r[4][10];
     char e[4][200];
-    zf_store_req q[4] = {{"a/c/1", 5, 10, r[0], e[0], 200, 0}, {"a/c/24", 110, 10, r[1], e[1], 200, 0},
-                         {"a/c/77", 0, 10, r[2], e[2], 200, 0}, {"a/c/2", 100, 10, r[3], e[3], 200, 0}};
+    zf_store_req q[4] = {{"a/c/1", 5, 10, r[0], e[0], 200, 0, NULL}, {"a/c/24", 110, 10, r[1], e[1], 200, 0, NULL},
+                         {"a/c/77", 0, 10, r[2], e[2], 200, 0, NULL}, {"a/c/2", 100, 10, r[3], e[3], 200, 0, NULL}};
     int rc = zf_store_read_many(s, q, 4);
     CHECK(rc == ZF_ENOTFOUND && q[0].rc == ZF_OK && q[1].rc == ZF_OK && q[2].rc == ZF_ENOTFOUND &&
               q[3].rc == ZF_ECORRUPT, "read_many: %d %d %d %d", q[0].rc, q[1].rc, q[2].rc, q[3].rc);

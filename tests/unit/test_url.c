@@ -1,5 +1,5 @@
 /* test_url.c - the STORE argument: local paths, http(s) URLs (hosts, IPv6
- * literals, ports, paths), s3:// and gs://, what is refused and why, and
+ * literals, ports, paths), s3://, gs:// and az://, what is refused and why, and
  * object URLs with %-encoded keys. */
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +62,9 @@ static void test_parse(void)
     ok("gs://b/100%25 sure/%3F%23", ZF_URL_GS, "b", 0, "100% sure/?#");
     ok("s3://b/caf%C3%A9", ZF_URL_S3, "b", 0, "caf\xc3\xa9");
     ok("gs://weatherbench2/datasets/era5/x.zarr", ZF_URL_GS, "weatherbench2", 0, "datasets/era5/x.zarr");
+    ok("az://data/era5/x.zarr", ZF_URL_AZ, "data", 0, "era5/x.zarr");
+    ok("abfs://data/x.zarr/", ZF_URL_AZ, "data", 0, "x.zarr");
+    ok("ABFSS://data", ZF_URL_AZ, "data", 0, "");
     /* refused */
     bad("ftp://h/x", "unsupported scheme ftp://");
     bad("file:///x", "unsupported scheme file://");
@@ -75,6 +78,7 @@ static void test_parse(void)
     bad("http://", "no host");
     bad("s3://", "no bucket");
     bad("gs:///x", "no bucket");
+    bad("az://c@acct.dfs.core.windows.net/x", "credentials never go");
     bad("http://h:/x", "bad port");
     bad("http://h:0/x", "bad port");
     bad("http://h:65536/x", "bad port");
