@@ -184,6 +184,8 @@ static int open_tree(const char *spec, const zf_store_opts *so, zf_cache *cache,
         rc = zf_tree_build(*store, cache, opts, tree);
     if (rc == ZF_OK)
         return 0;
+    if (rc == ZF_EIO && *store) /* zf_tree_build said why on its one line */
+        return 1;
     char shown[1024];
     zf_url_redact(spec, shown, sizeof shown);
     fprintf(stderr, "zarrfs-cat: %s: %s\n", shown,

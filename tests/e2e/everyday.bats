@@ -255,3 +255,9 @@ JSON
     assert_success
     assert_line --index 0 "zarrfs-cat: warning: -o connections: for remote stores only; ignored for the local store $T/s"
 }
+
+@test "zarrfs-cat: a store that cannot be reached fails with the one line that says why" {
+    run "$ZF_BUILD_DIR/zarrfs-cat" -o retries=1 https://127.0.0.1:1/x a
+    assert_failure 1
+    assert_output "zarrfs: error: https://127.0.0.1:1/x: cannot read the store: zarr.json: could not connect after 1 attempt"
+}
