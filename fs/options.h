@@ -15,7 +15,8 @@
     X(".csv", "a header line, then one line per element: its coordinates' values (as xarray's "  \
               "to_dataframe().to_csv() writes them; -o labels=), or its indices, then its value")  \
     X(".info", "a description of the array in key: value lines: shape, chunks, data type, "     \
-               "unit, fill value, dimension names, codecs, path and how many chunks are stored")
+               "unit, fill value, dimension names, other attributes, codecs, path, how many "       \
+               "chunks are stored, and the line counts and sizes of the text files")
 
 /* X(ID, KIND, ARG, DEFAULT, DESCRIPTION): the -o options zarrfs itself reads.
  * KIND is VAL (-o ID=ARG, kept as a string), FLAG (-o ID) or OPT (-o ID, or

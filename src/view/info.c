@@ -15,11 +15,21 @@ static void dims_line(zf_sbuf *out, const char *key, unsigned ndim, const uint64
     zf_sbuf_add(out, "]\n", 2);
 }
 
-static void fill_line(zf_sbuf *out, const zf_meta *m, const zf_text *text)
+/* the fill value: native, as written and as shown; CF-encoded, the stored
+ * number and what it decodes to, each on its own line */
+static void fill_lines(zf_sbuf *out, const zf_meta *m, const zf_text *text)
 {
     char buf[ZF_VALUE_MAX + ZF_NAT_MAX + 1];
     size_t n = zf_text_value(text, m->fill, buf);
-    zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, buf);
+    if (m->cf.how == ZF_CF_NATIVE) {
+        zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, buf);
+        return;
+    }
+    zf_sbuf_printf(out, "fill_value: %s (as stored: what the elements of chunks never written "
+                   "hold)\n", m->fill_text);
+    zf_sbuf_printf(out, "fill_value_decoded: %.*s (what those elements show, after the CF "
+                   "attributes%s)\n", (int)n, buf,
+                   m->fill == ZF_NAT ? ": a missing value" : "");
 }
 
 /* the chunks_present line, from what is known without waiting on a remote
@@ -68,7 +78,7 @@ int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *ou
     zf_sbuf_printf(out, "data_type: %s\n", m->dtype_text);
     zf_sbuf_printf(out, "unit: %s\n", zf_unit_name(m->unit));
     zf_sbuf_printf(out, "scale_factor: %u\n", m->scale);
-    fill_line(out, m, text);
+    fill_lines(out, m, text);
     zf_cf_describe(&m->cf, m->values == ZF_VALUES_DATETIME, out);
     zf_sbuf_add(out, "dimension_names: ", 17);
     for (unsigned d = 0; d < m->ndim; d++) {
@@ -78,6 +88,8 @@ int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *ou
             zf_sbuf_printf(out, "%sdim_%u (unnamed)", d ? ", " : "", d);
     }
     zf_sbuf_add(out, "\n", 1);
+    if (m->attributes)
+        zf_sbuf_add(out, m->attributes, strlen(m->attributes));
     char codecs[1024];
     zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
     zf_sbuf_printf(out, "codecs: %s\n", codecs);

@@ -492,6 +492,23 @@ static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
     zf_sbuf_add(sb, "\n", 1);
 }
 
+/* the .info lines of the text files' sizes: their line counts (from the
+ * shape), and their bytes once the array is sized (lock held) */
+static void sizes_lines(const zf_layout *l, zf_sbuf *sb)
+{
+    unsigned long long n = (unsigned long long)l->m->nelems;
+    zf_sbuf_printf(sb, "txt_lines: %llu\ncsv_lines: %llu (a header, then one per element)\n", n,
+                   n + 1);
+    if (l->state != SIZED) {
+        zf_sbuf_printf(sb, "bytes: not known yet (counted when a text file of the array is "
+                           "first read or stat-ed; see again after that)\n");
+        return;
+    }
+    zf_sbuf_printf(sb, "txt_bytes: %llu\ncsv_bytes: %llu\n",
+                   (unsigned long long)l->off[ZF_VIEW_TXT][l->nblocks],
+                   (unsigned long long)l->off[ZF_VIEW_CSV][l->nblocks]);
+}
+
 enum { INFO_ONCE, INFO_UNKNOWN, INFO_NOW }; /* build_info: when to build the text again */
 
 /* build the .info text when there is none, or again: INFO_UNKNOWN when
@@ -506,6 +523,7 @@ static int build_info(zf_layout *l, int again)
     int final = 0;
     int rc = zf_info_text(l->a, l->name, l->text, &sb, &final);
     csv_labels_line(l, &sb);
+    sizes_lines(l, &sb);
     char *text = rc || sb.failed ? NULL : sb.data ? sb.data : calloc(1, 1);
     if (!text) {
         free(sb.data);

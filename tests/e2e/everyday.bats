@@ -261,3 +261,41 @@ JSON
     assert_failure 1
     assert_output "zarrfs: error: https://127.0.0.1:1/x: cannot read the store: zarr.json: could not connect after 1 attempt"
 }
+
+@test "info: other attributes one line each (escaped), line counts and sizes, a CF fill value explained" {
+    "$ZF_PYTHON" - "$T/s" <<'PY'
+import json, os, sys
+s = sys.argv[1]
+p = s + "/a/zarr.json"
+d = json.load(open(p))
+d["attributes"] = {"long_name": "lead\u0007 time\u202e", "standard_name": "forecast_period",
+                   "description": "back\\slash", "valid_range": [0, 5], "units": "days",
+                   "_FillValue": "x", "coordinates": "z"}
+json.dump(d, open(p, "w"))
+os.makedirs(s + "/h")
+json.dump({"zarr_format": 3, "node_type": "array", "shape": [3], "data_type": "int32",
+           "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3]}},
+           "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+           "fill_value": -1, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+           "attributes": {"units": "hours", "long_name": "step"}}, open(s + "/h/zarr.json", "w"))
+PY
+    zf_mount "$T/s"
+    run grep -E '^(attribute |txt_|csv_lines|bytes)' "$ZF_MNT/a.info"
+    assert_output 'attribute long_name: lead\x07 time\xe2\x80\xae
+attribute standard_name: forecast_period
+attribute description: back\\slash
+attribute valid_range: [0,5]
+attribute units: days
+txt_lines: 11
+csv_lines: 12 (a header, then one per element)
+bytes: not known yet (counted when a text file of the array is first read or stat-ed; see again after that)'
+    local txt csv
+    txt=$(stat -c %s "$ZF_MNT/a.txt") csv=$(stat -c %s "$ZF_MNT/a.csv")
+    run grep -E '^(txt|csv)_bytes' "$ZF_MNT/a.info"
+    assert_output "txt_bytes: $txt
+csv_bytes: $csv"
+    run grep -E '^(fill_value|attribute)' "$ZF_MNT/h.info"
+    assert_output "fill_value: -1 (as stored: what the elements of chunks never written hold)
+fill_value_decoded: -1 days +23:00:00 (what those elements show, after the CF attributes)
+attribute long_name: step"
+}
