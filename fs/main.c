@@ -317,6 +317,8 @@ static int check_mount_options(const cli *c, const struct fuse_cmdline_opts *o, 
         return fail(err, NULL);
     if (!c->no_index_cache && zf_idxcache_default_dir(st->index_dir, sizeof st->index_dir) == 0)
         st->lo.index_dir = st->index_dir;
+    if (!(st->lo.index_max = zf_opt_size(DEFAULT(c, index_cache_size))))
+        return fail("invalid index_cache_size", c->index_cache_size);
     return 0;
 }
 

@@ -87,6 +87,9 @@
       "https://HOST/PATH/, s3://BUCKET/, gs://BUCKET/); reads of others fail with EIO")        \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
+    X(index_cache_size, VAL, "BYTES", "1G",                                                      \
+      "the most that directory holds (K, M, G); beyond it the least recently used offset "       \
+      "indexes are removed")                                                                     \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \
       "append log lines to FILE, a regular file (not a symlink), instead")                       \
     X(log_level, VAL, "LEVEL", "warn",                                                           \
@@ -101,7 +104,8 @@
 /* X(ID): the options of ZF_OPTIONS that only a mount has; zarrfs-cat takes
  * every other one (the same names, values and defaults) */
 #define ZF_MOUNT_ONLY_OPTIONS(X)                                                                 \
-    X(read_ahead) X(timeout) X(no_index_cache) X(log) X(log_level) X(uid) X(gid) X(umask)
+    X(read_ahead) X(timeout) X(no_index_cache) X(index_cache_size) X(log) X(log_level) X(uid)  \
+    X(gid) X(umask)
 
 /* the number of each option of ZF_OPTIONS: ZF_OPT_format, ZF_OPT_nat, ... */
 enum zf_opt_id {

@@ -71,6 +71,7 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
         free(l);
         return NULL;
     }
+    l->index_max = opts->index_max;
     l->text = &l->dur.text;
     l->csvtext = &l->csvdur.text;
     l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
@@ -319,7 +320,8 @@ static void save_persisted(zf_layout *l, const zf_fp *fp)
         memcpy(extra + modes, &t, time);
     if (len)
         memcpy(extra + modes + time, snap, len);
-    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, all);
+    zf_idxcache_save(l->index_dir, l->index_max, fp, l->nblocks + 1, l->off[0], l->off[1], extra,
+                     all);
     free(extra);
 }
 

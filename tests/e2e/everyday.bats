@@ -16,6 +16,7 @@ mk_store() {
 setup() {
     zf_mktemp T
     mk_store "$T/s"
+    export XDG_CACHE_HOME=$T/xdg # persisted indexes of this test only
 }
 
 # as_user USER CMD...: run CMD as USER (no supplementary groups)
@@ -298,4 +299,36 @@ csv_bytes: $csv"
     assert_output "fill_value: -1 (as stored: what the elements of chunks never written hold)
 fill_value_decoded: -1 days +23:00:00 (what those elements show, after the CF attributes)
 attribute long_name: step"
+}
+
+# indexes: how many offset indexes the cache holds
+indexes() {
+    find "$XDG_CACHE_HOME/zarrfs" -name '*.idx' | wc -l
+}
+
+# read_all NAME...: read NAME.txt of the mount, one after the other
+read_all() {
+    local n
+    for n in "$@"; do
+        cat "$ZF_MNT/$n.txt" >/dev/null || fail "cat $n.txt"
+        sleep 0.05 # each index its own time
+    done
+}
+
+@test "index cache: bounded by -o index_cache_size, the least recently used removed first" {
+    local n
+    for n in b c d; do zf_copy_fixture "$NS.zarr" "$T/s/$n"; done
+    zf_mount "$T/s"
+    read_all a b c # 64 bytes each
+    zf_unmount || fail "unmount"
+    assert_equal "$(indexes)" 3
+    zf_mount "$T/s" -o index_cache_size=130
+    read_all a d # a loaded (used now), d saved: b then c, the least recently used, go
+    zf_unmount || fail "unmount"
+    assert_equal "$(indexes)" 2
+    zf_mount "$T/s"
+    read_all a # kept: loaded, nothing saved
+    assert_equal "$(indexes)" 2
+    read_all b # removed: sized again, saved
+    assert_equal "$(indexes)" 3
 }
