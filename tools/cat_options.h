@@ -14,6 +14,8 @@
                    "of its .txt")                                                                \
     X("--info", "", "write the array's .info file (a description) instead of its .txt")          \
     X("--no-progress", "", "never show the progress line")                                       \
+    X("--list", "", "list what a mount of STORE shows instead (no ARRAY_PATH): each array's "    \
+                    "path, kind, shape and files, then the arrays not shown and why")            \
     X("-h, --help", "", "print this help and exit")                                              \
     X("-V, --version", "", "print the version and exit")
 

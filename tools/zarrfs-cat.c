@@ -10,6 +10,7 @@
 #include "base/utf8.h"
 #include "cat_options.h"
 #include "helpfmt.h"
+#include "list.h"
 #include "optcheck.h"
 #include "progress.h"
 #include "store/net.h"
@@ -24,7 +25,7 @@
 /* --help: usage, options and exit statuses (cat_options.h) on stdout */
 static void help(void)
 {
-    printf(USAGE "\n\n"
+    printf(USAGE "\n       zarrfs-cat --list [options] STORE\n\n"
            "Write the bytes zarrfs shows for one array file to standard output, without\n"
            "mounting: NAME.txt unless --csv or --info.  ARRAY_PATH is the array's path in\n"
            "the store (group/array), or a file path as the mount shows it\n"
@@ -200,7 +201,7 @@ static int cat_main(int argc, char **argv, zf_store_opts *so)
     const char *val[ZF_OPT_COUNT] = {NULL};
     size_t cache_bytes;
     const char *pos[2] = {NULL, NULL}, *ext = ".txt";
-    int npos = 0, progress = 1;
+    int npos = 0, progress = 1, list = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv"))
             ext = ".csv";
@@ -208,6 +209,8 @@ static int cat_main(int argc, char **argv, zf_store_opts *so)
             ext = ".info";
         else if (!strcmp(argv[i], "--no-progress"))
             progress = 0;
+        else if (!strcmp(argv[i], "--list"))
+            list = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return help(), 0;
         else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version"))
@@ -220,7 +223,7 @@ static int cat_main(int argc, char **argv, zf_store_opts *so)
         else
             return usage_error();
     }
-    if (npos != 2)
+    if (npos != 2 - list)
         return usage_error();
     if (settings(val, pos[0], &opts, &cache_bytes, so))
         return 2;
@@ -231,15 +234,14 @@ static int cat_main(int argc, char **argv, zf_store_opts *so)
     zf_tree *tree = NULL;
     int status = 1;
     if (open_tree(pos[0], so, cache, &opts, &store, &tree) == 0) {
-        const zf_node *n = find_file(tree, pos[1], ext);
-        char why[512];
-        if (!n && zf_tree_incomplete(tree, why, sizeof why)) /* not "no such array" */
-            fprintf(stderr, "zarrfs-cat: %s: the store could not tell whether it is there: %s\n",
-                    pos[1], why);
+        const zf_node *n = list ? NULL : find_file(tree, pos[1], ext);
+        if (list)
+            zf_cat_list(tree, stdout);
         else if (!n)
-            fprintf(stderr, "zarrfs-cat: %s: no timedelta64 array at that path\n", pos[1]);
+            zf_cat_why_not(tree, pos[1]);
         else
             status = cat_node(n, progress);
+        status = list && !ferror(stdout) ? 0 : status;
     }
     zf_tree_free(tree);
     zf_cache_free(cache);

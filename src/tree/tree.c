@@ -247,6 +247,11 @@ int zf_tree_root_is_array(const zf_tree *t)
     return t->root_array;
 }
 
+const char *zf_tree_other(const zf_tree *t, size_t i)
+{
+    return i < t->nothers ? t->others[i] : NULL;
+}
+
 void zf_tree_free(zf_tree *t)
 {
     if (!t)

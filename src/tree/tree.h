@@ -58,6 +58,10 @@ int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap);
 /* Is the store's root an array (its files the root directory's), not a group? */
 int zf_tree_root_is_array(const zf_tree *t);
 
+/* The store key of the i-th array the walk found but does not show (of
+ * another data type, or hidden by -o cf=); NULL past the last. */
+const char *zf_tree_other(const zf_tree *t, size_t i);
+
 /* Free the tree, its arrays and layouts (and the store it owns); NULL is allowed. */
 void zf_tree_free(zf_tree *t);
 

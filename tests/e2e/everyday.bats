@@ -332,3 +332,29 @@ read_all() {
     read_all b # removed: sized again, saved
     assert_equal "$(indexes)" 3
 }
+
+@test "zarrfs-cat: --list shows what a mount shows and what it leaves out; a path not shown says why" {
+    local cat=$ZF_BUILD_DIR/zarrfs-cat
+    mkdir -p "$T/s/g/f"
+    printf '{"zarr_format": 3, "node_type": "group", "attributes": {}}\n' >"$T/s/g/zarr.json"
+    cat >"$T/s/g/f/zarr.json" <<'JSON'
+{"zarr_format": 3, "node_type": "array", "shape": [3], "data_type": "float32",
+ "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3]}},
+ "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+ "fill_value": 0.0, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+ "attributes": {}}
+JSON
+    run "$cat" --list "$T/s"
+    assert_success
+    assert_output "a	duration (native)	[11]	a.txt a.csv a.info
+g/f	not shown: not a duration or time stamp (or hidden by -o cf=)"
+    run "$cat" "$T/s" g/f.csv
+    assert_failure 1
+    assert_output "zarrfs-cat: g/f.csv: an array, but not a duration or time stamp (or hidden by -o cf=): not shown"
+    run "$cat" "$T/s" g
+    assert_failure 1
+    assert_output "zarrfs-cat: g: a group, not an array (zarrfs-cat --list STORE lists its arrays)"
+    run "$cat" "$T/s" nope
+    assert_failure 1
+    assert_output --partial "zarrfs-cat: nope: no array shown at that path"
+}
