@@ -56,7 +56,7 @@ $rows"
 -o retries=N|8
 -o timeout_ms=MS|10000
 -o cafile=FILE|the system's
--o endpoint=URL|AWS, or storage.googleapis.com
+-o endpoint=URL|AWS, storage.googleapis.com, or ACCOUNT.blob.core.windows.net
 -o region=NAME|AWS_REGION, else us-east-1
 -o anonymous|off
 -o no_index_cache|off
