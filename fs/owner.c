@@ -22,45 +22,30 @@ static int parse_number(const char *s, int base, unsigned long max, unsigned lon
     return 0;
 }
 
-/* a user: a number or a name */
-static int parse_uid(const char *s, uid_t *out)
+/* a user (user != 0) or a group: a number or a name */
+static int parse_id(const char *s, int user, unsigned long *out)
 {
-    unsigned long v;
-    if (parse_number(s, 10, (uid_t)-2, &v) == 0) {
-        *out = (uid_t)v;
+    if (parse_number(s, 10, (uid_t)-2, out) == 0)
         return 0;
-    }
-    struct passwd *pw = getpwnam(s);
-    if (!pw)
+    const struct passwd *pw = user ? getpwnam(s) : NULL;
+    const struct group *gr = user ? NULL : getgrnam(s);
+    if (!pw && !gr)
         return -1;
-    *out = pw->pw_uid;
-    return 0;
-}
-
-/* a group: a number or a name */
-static int parse_gid(const char *s, gid_t *out)
-{
-    unsigned long v;
-    if (parse_number(s, 10, (gid_t)-2, &v) == 0) {
-        *out = (gid_t)v;
-        return 0;
-    }
-    struct group *gr = getgrnam(s);
-    if (!gr)
-        return -1;
-    *out = gr->gr_gid;
+    *out = pw ? pw->pw_uid : gr->gr_gid;
     return 0;
 }
 
 int zf_owner_parse(const char *uid, const char *gid, const char *umask, zf_owner *o, char *err,
                    size_t errcap)
 {
-    unsigned long mask;
+    unsigned long mask, id;
     *o = (zf_owner){0};
-    if (uid && parse_uid(uid, &o->uid))
+    if (uid && parse_id(uid, 1, &id))
         return snprintf(err, errcap, "invalid uid (a user number or name): %s", uid), -1;
-    if (gid && parse_gid(gid, &o->gid))
+    o->uid = uid ? (uid_t)id : 0;
+    if (gid && parse_id(gid, 0, &id))
         return snprintf(err, errcap, "invalid gid (a group number or name): %s", gid), -1;
+    o->gid = gid ? (gid_t)id : 0;
     if (umask && parse_number(umask, 8, 0777, &mask))
         return snprintf(err, errcap, "invalid umask (an octal number up to 0777): %s", umask), -1;
     o->uid_set = uid != NULL;

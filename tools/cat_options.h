@@ -12,7 +12,8 @@
 #define ZF_CAT_OPTIONS(X)                                                                        \
     X("--csv", "", "write the array's .csv file (its label columns, then its value) instead "   \
                    "of its .txt")                                                                \
-    X("--info", "", "write the array's .info file (a description) instead of its .txt")          \
+    X("--info", "", "write the array's .info file (a description) instead of its .txt, once "    \
+                    "the array is sized (its text files' byte counts)")                          \
     X("--no-progress", "", "never show the progress line")                                       \
     X("--list", "", "list what a mount of STORE shows instead (no ARRAY_PATH): each array's "    \
                     "path, kind, shape and files, then the arrays not shown and why")            \

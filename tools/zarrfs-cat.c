@@ -153,6 +153,9 @@ static int write_all(const char *p, size_t n)
 /* write the file of node n to stdout; progress on a terminal's stderr if asked */
 static int cat_node(const zf_node *n, int progress)
 {
+    uint64_t sized;
+    if (n->view == ZF_VIEW_INFO) /* its byte counts, as a mount whose files were read shows */
+        (void)zf_layout_size(n->layout, ZF_VIEW_TXT, &sized); /* (a failure: "not known") */
     char *buf = malloc(CHUNK);
     uint64_t off = 0, total = 0;
     zf_cursor cursor = {0, UINT64_MAX};

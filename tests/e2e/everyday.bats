@@ -25,15 +25,26 @@ as_user() {
     setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups "$@"
 }
 
-# other users must reach the mount point: the work dirs are 0700
+# other users must reach the mount point: mount under a directory of /tmp
+# they may enter (the test root may be 0700); call before zf_mount
+public_tmp() {
+    local d
+    d=$(mktemp -d /tmp/zf-everyday.XXXXXX)
+    chmod 755 "$d"
+    ZF_TMPS+=("$d")
+    export ZF_TEST_TMP=$d
+}
+
+# ... and the mount's own work dir (0700 too), after zf_mount
 open_path() {
-    chmod 755 "$T" "$ZF_WORK"
+    chmod 755 "$ZF_WORK"
 }
 
 @test "owner: with allow_other a local store's owner and read permissions carry over" {
     [[ $EUID = 0 ]] || skip "needs root (other users, allow_other)"
     chown -R nobody:nogroup "$T/s"
     chmod 700 "$T/s"
+    public_tmp
     zf_mount "$T/s" -o allow_other
     open_path
     run stat -c '%U %G %A' "$ZF_MNT" "$ZF_MNT/a.txt"
@@ -51,6 +62,7 @@ nobody nogroup -r--------"
 @test "owner: a store others may read is read by others through allow_other" {
     [[ $EUID = 0 ]] || skip "needs root (other users, allow_other)"
     chmod 755 "$T/s"
+    public_tmp
     zf_mount "$T/s" -o allow_other
     open_path
     run as_user daemon cat "$ZF_MNT/a.txt"
@@ -60,6 +72,7 @@ nobody nogroup -r--------"
 
 @test "owner: -o uid=, gid=, umask= set what every node shows, and the kernel enforces it" {
     [[ $EUID = 0 ]] || skip "needs root (other users, allow_other)"
+    public_tmp
     zf_mount "$T/s" -o allow_other,uid=daemon,gid=12,umask=027
     open_path
     run stat -c '%u %g %a' "$ZF_MNT" "$ZF_MNT/a.csv"
