@@ -355,10 +355,11 @@ def warm_tree(root):
 def main():
     for d in (MNTROOT, PIDDIR, LOGDIR, SHM):
         os.makedirs(d, exist_ok=True)
-    if ROWS not in ("all", "local", "labels", "remote", "icechunk", "shards"):
-        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels, remote, icechunk or shards")
+    if ROWS not in ("all", "local", "labels", "remote", "icechunk", "shards", "kerchunk"):
+        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels, remote, icechunk, shards "
+                           f"or kerchunk")
     log(f"bench: N={N}, runs={RUNS}, store {STORE}, rows {ROWS}")
-    if ROWS not in ("remote", "icechunk", "shards"):
+    if ROWS not in ("remote", "icechunk", "shards", "kerchunk"):
         warm_store()  # "store files in page cache"
     QUIET[0] = wait_quiet(QUIET_WAIT)
     log(f"bench: CPU used by others before starting: {QUIET[0]:.0%}")
@@ -374,6 +375,9 @@ def main():
         icbench.rows(sys.modules[__name__])
     if ROWS in ("all", "shards"):
         shard_rows()
+    if ROWS in ("all", "kerchunk"):
+        import kcbench
+        kcbench.rows(sys.modules[__name__])
     report()
     return 0 if all(gating) else 1
 
@@ -748,6 +752,8 @@ def report():
         out.append("### zarrfs benchmark, Icechunk repositories only (ZF_BENCH_ROWS=icechunk)\n")
     elif ROWS == "shards":
         out.append("### zarrfs benchmark, sharded arrays only (ZF_BENCH_ROWS=shards)\n")
+    elif ROWS == "kerchunk":
+        out.append("### zarrfs benchmark, kerchunk reference sets only (ZF_BENCH_ROWS=kerchunk)\n")
     else:
         out.append(f"### zarrfs benchmark, N = {N:.0e} ({N} elements per array)\n")
     out.append(machine())
@@ -757,6 +763,9 @@ def report():
     elif ROWS == "shards":
         out.append(f"Data: bench/gen_shards.py's store (note 18), in the page cache. Figures "
                    f"are medians of {RUNS} runs.\n")
+    elif ROWS == "kerchunk":
+        out.append(f"Data: bench/kcgen.py's reference set (note 19), in the page cache. Figures "
+                   f"are medians of {RUNS} runs (peers: {PEER_RUNS}).\n")
     elif ROWS == "remote":
         out.append(f"Data: bench/gen.py's store with 10^7 values per array, consolidated "
                    f"(timedelta64[ns], chunks of 10^6, bytes + zstd), in the servers' page "
@@ -794,6 +803,14 @@ def report():
                    "first 2^20 as one shard of 2^14 inner chunks; each figure is a fresh "
                    "daemon's first `stat` of the array's .txt (the size pass), files in the "
                    "page cache, XDG_CACHE_HOME empty.")
+    if ROWS in ("all", "kerchunk"):
+        out.append("- 19: bench/kcgen.py: two NetCDF4 files written by xarray (h5netcdf) of "
+                   "ZF_BENCH_KC_N/2 lead times each (int64 seconds, 1 % NaT, chunks of 10^6, "
+                   "shuffle + zlib), combined by kerchunk's MultiZarrToZarr into one JSON "
+                   "reference set; zarrfs is a fresh daemon (empty index cache); the peer is "
+                   "xarray opening `reference://` through fsspec, loading `lead` and writing "
+                   "it with pandas `Series.to_csv(na_rep=\"NaT\")` (tmpfs file, imports excluded), "
+                   "checked byte for byte against zarrfs's lead.txt.")
     out.extend(NOTES)
     out.append("- other load: share of the machine's CPU time used by processes other than the "
                "benchmark (from /proc/stat), median and max over the runs behind the row; the "

@@ -83,8 +83,9 @@
     X(snapshot, VAL, "ID", "none",                                                               \
       "Icechunk repositories: show this snapshot (its 20-character id) instead")               \
     X(virtual, VAL, "PREFIX[,PREFIX...]", "none",                                               \
-      "Icechunk repositories: the locations virtual chunks may be read from (file:///DIR/, "    \
-      "https://HOST/PATH/, s3://BUCKET/, gs://BUCKET/); reads of others fail with EIO")        \
+      "Icechunk repositories and kerchunk reference sets: the locations virtual chunks and "    \
+      "targets may be read from (file:///DIR/, https://HOST/PATH/, s3://BUCKET/, gs://BUCKET/; " \
+      "a reference set's own directory, host or bucket always); reads of others fail with EIO") \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
     X(index_cache_size, VAL, "BYTES", "1G",                                                      \

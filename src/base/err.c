@@ -17,6 +17,7 @@ const char *zf_strerror(int err)
     case ZF_EINVAL: return "invalid argument";
     case ZF_ESTALE: return "the store changed while mounted";
     case ZF_ETIMEDOUT: return "the request's time budget was spent";
+    case ZF_ERANGE: return "a time stamp outside the ns range";
     default: return "unknown error";
     }
 }

@@ -17,6 +17,7 @@ typedef enum zf_err {
     ZF_EINVAL = -6,       /* bad argument from the caller (options, offsets) */
     ZF_ESTALE = -7,       /* the store changed since the view was computed */
     ZF_ETIMEDOUT = -8,    /* the request's time budget was spent (base/deadline.h) */
+    ZF_ERANGE = -9,       /* a time stamp outside what its decoding holds (chunk/convert.h) */
 } zf_err;
 
 /* Short static description of an error code. */

@@ -167,56 +167,148 @@ static int raw_integer(scan *s, int64_t *out)
     return ZF_OK;
 }
 
-/* unescape the JSON string literal [q, end) (quotes included) into buf */
-static int raw_key(const char *q, const char *end, char *buf, size_t cap)
+static int hex4(const char *p, const char *end, unsigned *out)
 {
-    size_t len = (size_t)(end - q) - 2;
-    if (!memchr(q + 1, '\\', len)) {
-        if (len >= cap)
+    unsigned v = 0;
+    if (end - p < 4)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
             return 0;
-        memcpy(buf, q + 1, len);
-        buf[len] = '\0';
-        return 1;
+        v = v * 16 + (unsigned)d;
     }
-    cJSON *str = cJSON_ParseWithLength(q, (size_t)(end - q));
-    int ok = cJSON_IsString(str) && strlen(str->valuestring) < cap;
-    if (ok)
-        strcpy(buf, str->valuestring);
-    cJSON_Delete(str);
-    return ok;
+    *out = v;
+    return 1;
 }
 
-int zf_json_raw_members(const char *text, size_t n, zf_json_member_fn fn, void *arg)
+/* code point cp as UTF-8 at out; its length */
+static size_t put_utf8(unsigned cp, char *out)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+/* one escape at p (after the backslash) into out; the bytes of input used, or 0 */
+static size_t unescape_one(const char *p, const char *end, char *out, size_t *w)
+{
+    static const char from[] = "\"/bfnrt", to[] = "\"/\b\f\n\r\t";
+    const char *e = p < end ? strchr(from, *p) : NULL;
+    if (e && *p) {
+        out[(*w)++] = to[e - from];
+        return 1;
+    }
+    unsigned cp, lo;
+    if (p >= end || *p != 'u' || !hex4(p + 1, end, &cp))
+        return 0;
+    size_t used = 5;
+    if (cp >= 0xdc00 && cp < 0xe000)
+        return 0; /* a lone low surrogate */
+    if (cp >= 0xd800 && cp < 0xdc00) { /* a pair */
+        if (end - p < 11 || p[5] != '\\' || p[6] != 'u' || !hex4(p + 7, end, &lo) ||
+            lo < 0xdc00 || lo >= 0xe000)
+            return 0;
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+        used = 11;
+    }
+    *w += put_utf8(cp, out + *w);
+    return used;
+}
+
+int zf_json_unescape(const char *lit, size_t n, char *out, size_t *len)
+{
+    if (n < 2 || lit[0] != '"' || lit[n - 1] != '"')
+        return ZF_ECORRUPT;
+    const char *p = lit + 1, *end = lit + n - 1;
+    size_t w = 0;
+    while (p < end) {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c == '"')
+            return ZF_ECORRUPT;
+        if (c != '\\') {
+            out[w++] = (char)c;
+            p++;
+            continue;
+        }
+        size_t used = unescape_one(p + 1, end, out, &w);
+        if (!used)
+            return ZF_ECORRUPT;
+        p += 1 + used;
+    }
+    *len = w;
+    return ZF_OK;
+}
+
+/* unescape the JSON string literal [q, end) (quotes included) into buf; a
+ * key holding a NUL (\u0000) is refused */
+static int raw_key(const char *q, const char *end, char *buf, size_t cap)
+{
+    size_t n = (size_t)(end - q), len;
+    if (n - 2 >= cap || zf_json_unescape(q, n, buf, &len) != ZF_OK || memchr(buf, 0, len))
+        return 0;
+    buf[len] = '\0';
+    return 1;
+}
+
+/* call fn for every member of an object (keyed) or item of an array */
+static int raw_each(const char *text, size_t n, int keyed, zf_json_member_fn fn, void *arg)
 {
     scan s = {text, text + n};
+    char open = keyed ? '{' : '[', close = keyed ? '}' : ']';
     skip_ws(&s);
-    if (s.p >= s.end || *s.p++ != '{')
+    if (s.p >= s.end || *s.p++ != open)
         return ZF_ECORRUPT;
     skip_ws(&s);
-    if (s.p < s.end && *s.p == '}')
+    if (s.p < s.end && *s.p == close)
         return ZF_OK;
     for (;;) {
         skip_ws(&s);
         const char *kstart = s.p;
         char key[ZF_JSON_KEY_MAX];
-        if (s.p >= s.end || *s.p != '"' || !skip_string(&s) || !raw_key(kstart, s.p, key, sizeof key))
+        if (keyed && (s.p >= s.end || *s.p != '"' || !skip_string(&s) ||
+                      !raw_key(kstart, s.p, key, sizeof key)))
             return ZF_ECORRUPT;
         skip_ws(&s);
-        if (s.p >= s.end || *s.p++ != ':')
+        if (keyed && (s.p >= s.end || *s.p++ != ':'))
             return ZF_ECORRUPT;
         skip_ws(&s);
         const char *val = s.p;
         if (!skip_value(&s))
             return ZF_ECORRUPT;
-        int rc = fn(arg, key, val, (size_t)(s.p - val));
+        int rc = fn(arg, keyed ? key : NULL, val, (size_t)(s.p - val));
         if (rc)
             return rc;
         skip_ws(&s);
-        if (s.p < s.end && *s.p == '}')
+        if (s.p < s.end && *s.p == close)
             return ZF_OK;
         if (s.p >= s.end || *s.p++ != ',')
             return ZF_ECORRUPT;
     }
+}
+
+int zf_json_raw_members(const char *text, size_t n, zf_json_member_fn fn, void *arg)
+{
+    return raw_each(text, n, 1, fn, arg);
 }
 
 typedef struct find_ctx {
@@ -282,4 +374,23 @@ int zf_json_raw_int_array(const char *text, size_t n, int64_t *out, unsigned cap
         if (s.p >= s.end || *s.p++ != ',')
             return ZF_ECORRUPT;
     }
+}
+
+int zf_json_raw_items(const char *text, size_t n, zf_json_member_fn fn, void *arg)
+{
+    return raw_each(text, n, 0, fn, arg);
+}
+
+int zf_json_raw_int(const char *text, size_t n, int64_t *out)
+{
+    scan s = {text, text + n};
+    skip_ws(&s);
+    int rc = raw_integer(&s, out);
+    if (rc != ZF_OK)
+        return rc;
+    s.p += *s.p == '-'; /* raw_integer leaves s.p at the literal */
+    while (s.p < s.end && *s.p >= '0' && *s.p <= '9')
+        s.p++;
+    skip_ws(&s);
+    return s.p == s.end ? ZF_OK : ZF_ENOTFOUND;
 }

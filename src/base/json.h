@@ -58,4 +58,21 @@ int zf_json_raw_members(const char *text, size_t n, zf_json_member_fn fn, void *
 int zf_json_raw_member(const char *text, size_t n, const char *key, const char **val,
                        size_t *vlen);
 
+/* Call fn(arg, NULL, span, len) for every item of the JSON array text, in
+ * order, without parsing them (as zf_json_raw_members).  Returns 0, fn's
+ * first nonzero value, or ZF_ECORRUPT if text is not an array or cut short. */
+int zf_json_raw_items(const char *text, size_t n, zf_json_member_fn fn, void *arg);
+
+/* The integer literal that is all of text (whitespace around it allowed),
+ * exactly, into *out: ZF_OK; ZF_ENOTFOUND if text is anything else (a
+ * fraction, an exponent, another value); ZF_ECORRUPT beyond int64. */
+int zf_json_raw_int(const char *text, size_t n, int64_t *out);
+
+/* Decode the JSON string literal lit (n bytes, quotes included) into out,
+ * which has room for n bytes (a decoded string is never longer); *len gets
+ * its length.  Exact: a \u0000 is a NUL byte, \uXXXX (and surrogate pairs)
+ * become UTF-8.  ZF_ECORRUPT for a malformed literal (a bad escape, a lone
+ * surrogate, a raw control byte). */
+int zf_json_unescape(const char *lit, size_t n, char *out, size_t *len);
+
 #endif

@@ -15,7 +15,7 @@
 #include "chunk/convert.h"
 #include "chunk/shardidx.h"
 
-static uint64_t next_id(void)
+uint64_t zf_array_next_id(void)
 {
     static uint64_t counter;
     return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
@@ -33,10 +33,11 @@ zf_array *zf_array_new(const zf_store *store, const char *path, zf_meta *meta, z
     pthread_mutex_init(&a->mu, NULL);
     a->meta = *meta;
     memset(meta, 0, sizeof *meta);
-    a->id = next_id();
-    if (a->meta.cf.how != ZF_CF_NATIVE) /* the fill value as ticks, as every chunk */
-        a->fill_rc = zf_convert_one(&a->meta.cf, a->meta.cf.fill_raw, &a->meta.fill, a->fill_err,
-                                    sizeof a->fill_err);
+    a->id = zf_array_next_id();
+    if (zf_array_init_ticks(a)) {
+        zf_array_free(a);
+        return NULL;
+    }
     if (zf_pipeline_partial(a->meta.pipeline) && /* inner chunks read one by one */
         !(a->shards = zf_shardidx_new(zf_cache_capacity(cache) / 4))) {
         zf_array_free(a);
@@ -55,13 +56,14 @@ void zf_array_free(zf_array *a)
 {
     if (!a)
         return;
-    zf_cache_cancel(a->cache, a->id); /* no background load may still use a */
+    zf_cache_cancel(a->cache, zf_array_owner(a)); /* no background load may still use a */
     zf_meta_clear(&a->meta);
     zf_snap_free(a->snap);
     free(a->learned.v);
     zf_shardidx_free(a->shards);
     pthread_mutex_destroy(&a->mu);
     free(a->path);
+    free(a->cft);
     free(a);
 }
 
@@ -119,7 +121,7 @@ static int convert_chunk(const zf_array *a, uint64_t index, int64_t *v, char *er
         uint64_t left = a->meta.shape[d] - origin[d];
         valid[d] = left < a->meta.read_chunks[d] ? left : a->meta.read_chunks[d];
     }
-    return zf_convert_chunk(&a->meta.cf, v, a->meta.ndim, a->meta.read_chunks, valid, err, errcap);
+    return zf_convert_chunk(zf_array_cf(a), v, a->meta.ndim, a->meta.read_chunks, valid, err, errcap);
 }
 
 /* decode `raw` with pipeline p into buf (room for its chunk elements), or a
@@ -231,15 +233,22 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
     else if (rc == ZF_OK)
         rc = load_stored(a, index, key, buf, raw ? raw : &tmp, out, err, sizeof err);
     zf_pool_give(pool, tmp.p, tmp.cap);
-    if (rc == ZF_ENOTFOUND && a->fill_rc) { /* CF: a fill value beyond int64 ticks */
-        rc = a->fill_rc;
-        snprintf(err, sizeof err, "missing, and its fill value: %s", a->fill_err);
+    int fill_rc;
+    const char *fill_err;
+    int64_t fill = zf_array_fill_ticks(a, &fill_rc, &fill_err);
+    if (rc == ZF_ENOTFOUND && fill_rc) { /* CF: a fill value beyond int64 ticks */
+        rc = fill_rc;
+        snprintf(err, sizeof err, "missing, and its fill value: %s", fill_err);
     }
     if (rc == ZF_ENOTFOUND) { /* a missing chunk (or empty inner chunk): the fill value */
         out->n = zf_array_chunk_elems(a);
         out->values = NULL;
-        out->constant = a->meta.fill;
+        out->constant = fill;
         return ZF_OK;
+    }
+    if (rc == ZF_ERANGE) { /* a time stamp outside the ns range: cftime objects (ticks.c) */
+        zf_array_note_outside(a);
+        return ZF_ECORRUPT;
     }
     if (rc != ZF_OK) {
         if (!zf_deadline_cancelled() && first_report(a, index) && /* not for an abandoned read */
@@ -286,7 +295,7 @@ static int report_late(zf_array *a, uint64_t index)
 int zf_array_get_chunk(zf_array *a, uint64_t index, zf_chunk **out)
 {
     size_t bytes = (size_t)zf_array_chunk_elems(a) * sizeof(int64_t);
-    int rc = zf_cache_get(a->cache, a->id, index, bytes, load_chunk, a, out);
+    int rc = zf_cache_get(a->cache, zf_array_owner(a), index, bytes, load_chunk, a, out);
     return rc == ZF_ETIMEDOUT ? report_late(a, index) : rc;
 }
 
@@ -302,7 +311,7 @@ void zf_array_prefetch(zf_array *a, uint64_t index)
         return;
     if (a->store->remote) /* as many loads in flight as the store serves at once */
         zf_cache_want_prefetch(a->cache, zf_array_read_ahead(a, 2));
-    zf_cache_prefetch(a->cache, a->id, index, bytes, load_chunk, a);
+    zf_cache_prefetch(a->cache, zf_array_owner(a), index, bytes, load_chunk, a);
 }
 
 uint64_t zf_array_shard_of(const zf_array *a, uint64_t index)

@@ -37,6 +37,32 @@ const char *zf_array_path(const zf_array *a);
 uint64_t zf_array_grid(const zf_array *a, unsigned d);
 uint64_t zf_array_nchunks(const zf_array *a);
 
+/* What an array's int64 ticks are (they change once: zf_array_to_cftime). */
+typedef struct zf_ticks {
+    zf_values values;     /* durations, datetime64 or cftime objects (text/text.h) */
+    zf_unit unit;         /* unit and scale of the ticks */
+    uint32_t scale;
+    const zf_calref *cal; /* ZF_VALUES_CFTIME: the calendar and reference date, else NULL */
+    int64_t fill;         /* the fill value as ticks (a missing chunk's values) */
+} zf_ticks;
+
+/* The array's ticks as decoded now. */
+zf_ticks zf_array_ticks(const zf_array *a);
+
+/* Has a value outside the ns range been met in a standard-calendar time
+ * array decoded as datetime64 (as xarray decodes it then: cftime objects
+ * for every value)?  1 or 0. */
+int zf_array_cftime_wanted(const zf_array *a);
+
+/* May the values become (or are they) cftime objects?  1 or 0. */
+int zf_array_may_cftime(const zf_array *a);
+
+/* Decode the values as cftime objects from now on (a standard-calendar time
+ * array that cftime reads, as xarray decodes one with a value outside the
+ * ns range): chunks decoded before are not used again.  1 if the values are
+ * cftime objects (now or before), 0 if they cannot be. */
+int zf_array_to_cftime(zf_array *a);
+
 /* Number of values in one (read-grid) chunk. */
 uint64_t zf_array_chunk_elems(const zf_array *a);
 

@@ -67,7 +67,36 @@ struct zf_array {
     int changed;              /* a stored chunk was seen changed since the snapshot (atomic) */
     int fill_rc;              /* CF: converting the fill value failed (convert.h) */
     char fill_err[160];
+    /* a standard-calendar time-stamp array that may become cftime objects (ticks.c) */
+    zf_cf *cft;               /* its descriptor as cftime objects (owned), or NULL */
+    int cftime;               /* 1 once its values are cftime objects (atomic) */
+    int cftime_wanted;        /* 1 once a value outside the ns range was met (atomic) */
+    int64_t cft_fill;         /* the fill value as cftime ticks */
+    int cft_fill_rc;
+    char cft_fill_err[160];
 };
+
+/* A new cache owner id, unique in the process (array.c). */
+uint64_t zf_array_next_id(void);
+
+/* ---- ticks.c ---- */
+
+/* Set up the decoding of a's values (at zf_array_new): the fill value as
+ * ticks, and the cftime descriptor where the values may become cftime
+ * objects.  ZF_OK or ZF_ENOMEM. */
+int zf_array_init_ticks(zf_array *a);
+
+/* The descriptor the values are decoded by now, and the fill value's ticks
+ * (and whether converting it failed: *rc, with the reason err). */
+const zf_cf *zf_array_cf(const zf_array *a);
+int64_t zf_array_fill_ticks(const zf_array *a, int *rc, const char **err);
+
+/* The cache owner id of the values as decoded now. */
+uint64_t zf_array_owner(const zf_array *a);
+
+/* A value outside the ns range was met while the values were decoded as
+ * datetime64 (ZF_ERANGE from convert.h): remember it. */
+void zf_array_note_outside(zf_array *a);
 
 /* Is reason why news on a's channel t (not logged there in the last
  * ZF_TOLD_QUIET_MS; an empty reason always is)?  If so it is noted as

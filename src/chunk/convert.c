@@ -217,6 +217,34 @@ static inline int float_path(const zf_cf *cf)
            (cf->pack == ZF_CF_PACK_NONE && (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F64));
 }
 
+/* the ticks of a time stamp xarray decodes with cftime: the count made
+ * float64 (astype(float)) after unpacking; 1 outside the ns range (epoch.h) */
+static inline int cftime_count(const zf_cf *cf, const ev *e, int64_t *t)
+{
+    if (cf->pack == ZF_CF_PACK_I64) { /* astype(int64) * scale_factor, then as an integer */
+        int64_t v = e->i;
+        if (e->is_float) {
+            double y = trunc(e->d);
+            if (isnan(e->d)) {
+                *t = ZF_NAT;
+                return 0;
+            }
+            if (!(y >= -0x1p63 && y < 0x1p63))
+                return -1;
+            v = (int64_t)y;
+        }
+        if (__builtin_mul_overflow(v, cf->iscale, &v))
+            return -1;
+        return zf_epoch_cftime(cf, 1, v, 0.0, t);
+    }
+    if (float_path(cf))
+        return zf_epoch_cftime(cf, 0, 0, unpacked(cf, e), t);
+    if (cf->path == ZF_CF_PATH_U64)
+        return e->u <= INT64_MAX ? zf_epoch_cftime(cf, 1, (int64_t)e->u, 0.0, t)
+                                 : zf_epoch_cftime(cf, 0, 0, (double)e->u, t);
+    return zf_epoch_cftime(cf, 1, e->i, 0.0, t);
+}
+
 /* the ticks of one element: mask, pack, decode */
 static inline int convert(const rule *r, ev e, int64_t *t)
 {
@@ -225,6 +253,8 @@ static inline int convert(const rule *r, ev e, int64_t *t)
         *t = ZF_NAT;
         return 0;
     }
+    if (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS)
+        return cftime_count(cf, &e, t);
     if (cf->pack == ZF_CF_PACK_I64)
         return from_i64_pack(r, &e, t);
     if (float_path(cf)) /* time stamps: in one multiplication (epoch.h) */
@@ -361,8 +391,9 @@ static int fast_rule(const rule *r, zf_fast *f)
 {
     const zf_cf *cf = r->cf;
     *f = (zf_fast){1, {INT64_MIN, INT64_MIN}, {NAN, NAN}, 1.0, 0};
-    if (cf->pack != ZF_CF_PACK_NONE || cf->elem.size != 8 || cf->elem.kind == ZF_ELEM_UINT)
-        return 0;
+    if (cf->pack != ZF_CF_PACK_NONE || cf->elem.size != 8 || cf->elem.kind == ZF_ELEM_UINT ||
+        (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS))
+        return 0; /* cftime's arithmetic: epoch.c */
     if (cf->elem.kind == ZF_ELEM_INT) {
         if (cf->path != ZF_CF_PATH_INT || cf->nmask_f || cf->nmask_i > 2)
             return 0;
@@ -396,8 +427,9 @@ static uint64_t convert_fast(rule *r, zf_fast *f, void *buf, uint64_t n)
 }
 
 /* convert n elements at buf in place; on failure the reason goes to err,
- * after "element K: " when many */
-static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err, size_t errcap)
+ * after "element K: " (K counted from first) when first >= 0 */
+static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int64_t first, char *err,
+                     size_t errcap)
 {
     rule r = make_rule(cf);
     loop_fn loop;
@@ -413,17 +445,49 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int many, char *err
         rc = loop(&r, (uint8_t *)buf + done * cf->elem.size, n - done, &bad);
         bad += done;
     }
-    if (rc == ZF_OK && cf->how == ZF_CF_SINCE) /* counts since DATE -> time stamps */
-        return zf_epoch_add(cf, buf, n, many, err, errcap);
-    if (rc) {
+    int added = rc == ZF_OK && cf->how == ZF_CF_SINCE && cf->decoding == ZF_CF_DEC_PANDAS;
+    if (added) /* counts since DATE -> time stamps (the reason in err if one is outside) */
+        rc = zf_epoch_add(cf, buf, n, first >= 0, err, errcap);
+    if (rc && cf->how == ZF_CF_SINCE && cf->may_cftime) { /* xarray: cftime objects then */
+        snprintf(err, errcap, "a time stamp outside 1677-09-21..2262-04-11");
+        return ZF_ERANGE;
+    }
+    if (rc && !added) {
         char v[32], at[40] = "";
         elem_text(cf->elem, (const uint8_t *)buf + bad * cf->elem.size, v, sizeof v);
-        if (many)
-            snprintf(at, sizeof at, "element %llu: ", (unsigned long long)bad);
+        if (first >= 0)
+            snprintf(at, sizeof at, "element %llu: ", (unsigned long long)(bad + (uint64_t)first));
         snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks (xarray cannot "
                  "decode it either)", at, v, zf_unit_name(cf->unit));
     }
     return rc;
+}
+
+/* convert an edge chunk row by row, the padding left out (cftime's counts
+ * are checked one by one: a zero there could be a date outside the ns
+ * range); from the last row up, each row's elements moved to where its
+ * ticks go, then converted in place; the padding's ticks are zero */
+static int convert_rows(const zf_cf *cf, uint8_t *buf, unsigned ndim, const uint64_t *shape,
+                        const uint64_t *valid, char *err, size_t errcap)
+{
+    uint64_t row = ndim ? shape[ndim - 1] : 1, rows = 1, idx[ZF_MAX_DIMS];
+    for (unsigned d = 0; d + 1 < ndim; d++)
+        rows *= shape[d];
+    for (uint64_t r = rows; r-- > 0;) {
+        uint64_t rem = r, keep = ndim ? valid[ndim - 1] : 1;
+        for (unsigned d = ndim - 1; d-- > 0;) {
+            idx[d] = rem % shape[d];
+            rem /= shape[d];
+            keep = idx[d] < valid[d] ? keep : 0;
+        }
+        uint8_t *out = buf + r * row * 8;
+        memmove(out, buf + r * row * cf->elem.size, (size_t)keep * cf->elem.size);
+        memset(out + keep * 8, 0, (size_t)(row - keep) * 8);
+        int rc = keep ? convert_n(cf, out, keep, (int64_t)(r * row), err, errcap) : ZF_OK;
+        if (rc)
+            return rc;
+    }
+    return ZF_OK;
 }
 
 int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *shape,
@@ -434,9 +498,12 @@ int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *
     uint64_t n = 1;
     for (unsigned d = 0; d < ndim; d++)
         n *= shape[d];
-    if (has_padding(ndim, shape, valid))
-        zero_padding(buf, cf->elem.size, ndim, shape, valid);
-    return convert_n(cf, buf, n, 1, err, errcap);
+    if (!has_padding(ndim, shape, valid))
+        return convert_n(cf, buf, n, 0, err, errcap);
+    if (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS)
+        return convert_rows(cf, buf, ndim, shape, valid, err, errcap);
+    zero_padding(buf, cf->elem.size, ndim, shape, valid);
+    return convert_n(cf, buf, n, 0, err, errcap);
 }
 
 int zf_convert_one(const zf_cf *cf, const void *elem, int64_t *out, char *err, size_t errcap)
@@ -447,7 +514,7 @@ int zf_convert_one(const zf_cf *cf, const void *elem, int64_t *out, char *err, s
         return ZF_OK;
     }
     memcpy(buf, elem, cf->elem.size);
-    int rc = convert_n(cf, buf, 1, 0, err, errcap);
+    int rc = convert_n(cf, buf, 1, -1, err, errcap);
     if (rc == ZF_OK)
         memcpy(out, buf, 8);
     return rc;

@@ -102,7 +102,10 @@ int zf_array_check_version(zf_array *a, uint64_t index, const char *key, int rc,
 uint64_t zf_array_absent_run(const zf_array *a, uint64_t index)
 {
     const zf_snap *snap = __atomic_load_n(&a->snap, __ATOMIC_ACQUIRE);
-    if (!snap || a->fill_rc || index >= a->nchunks)
+    int fill_rc;
+    const char *fill_err;
+    zf_array_fill_ticks(a, &fill_rc, &fill_err);
+    if (!snap || fill_rc || index >= a->nchunks)
         return 0; /* unknown, or a missing chunk is an error (CF fill value) */
     int same_grid = 1;
     for (unsigned d = 0; d < a->meta.ndim; d++)

@@ -2,6 +2,7 @@
 #include "store/open.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "store/gcs.h"
 #include "store/http.h"
 #include "store/icechunk.h"
+#include "store/kerchunk.h"
 #include "store/net.h"
 #include "store/s3.h"
 #include "store/url.h"
@@ -354,16 +356,49 @@ static int open_repository(zf_store *raw, int layout, const zf_store_opts *o, zf
     return zf_store_open_icechunk(raw, layout, &io, out, err, errcap);
 }
 
+/* the kerchunk reference document spec names (a local file, or a remote
+ * one's URL), its targets read with the mount's remote options */
+static int open_reference_set(const char *spec, const zf_store_opts *o, zf_store **out,
+                              char *err, size_t errcap)
+{
+    if (o->branch || o->tag || o->snapshot)
+        return fail(err, errcap, ZF_EINVAL, "-o %s applies to Icechunk repositories only",
+                    o->branch ? "branch=" : o->tag ? "tag=" : "snapshot=");
+    char url[PATH_MAX + 4096];
+    if (zf_store_spec_remote(spec))
+        snprintf(url, sizeof url, "%s", spec);
+    else if (!realpath(spec, url))
+        return fail(err, errcap, ZF_EIO, "%s", strerror(errno));
+    char *slash = strrchr(url, '/'), *dir = strndup(url, (size_t)(slash - url));
+    zf_store_opts *ctx = target_opts(o);
+    zf_store *raw = NULL;
+    int rc = dir && ctx ? open_plain(*dir ? dir : "/", o, 1, &raw, err, errcap) : ZF_ENOMEM;
+    zf_kerchunk_opts ko = {.virtual_ok = o->virtual_ok, .open_target = open_target,
+                           .open_ctx = ctx, .free_ctx = free_target_ctx};
+    if (rc == ZF_OK)
+        rc = zf_store_open_kerchunk(raw, slash + 1, url, &ko, out, err, errcap); /* takes raw, ctx */
+    else if (ctx)
+        free_target_ctx(ctx);
+    free(dir);
+    return rc;
+}
+
 int zf_store_open_spec(const char *spec, const zf_store_opts *o, zf_store **out, char *err,
                        size_t errcap)
 {
     *out = NULL;
     if (err && errcap)
         *err = '\0';
+    if (zf_kerchunk_spec(spec))
+        return open_reference_set(spec, o, out, err, errcap);
     zf_store *raw;
     int rc = open_plain(spec, o, 0, &raw, err, errcap), layout;
     if (rc != ZF_OK)
         return rc;
+    if (!raw->remote && zf_kerchunk_parquet(raw, err, errcap)) {
+        zf_store_close(raw);
+        return ZF_EUNSUPPORTED;
+    }
     int repo_opts = o->branch || o->tag || o->snapshot || o->virtual_ok;
     char why[256] = "";
     rc = zf_icechunk_probe(raw, &layout, why, sizeof why);

@@ -415,3 +415,27 @@ int zf_targets_read(zf_targets *t, zf_target_req *reqs, size_t n)
             return reqs[i].rc;
     return rc;
 }
+
+int zf_targets_stamp(zf_targets *t, const char *url, zf_stamp *st, char *err, size_t errcap)
+{
+    place *where = malloc(sizeof *where);
+    zf_store *s = NULL;
+    zf_target_req q = {.url = url, .err = err, .errcap = errcap};
+    memset(st, 0, sizeof *st);
+    q.rc = where ? locate(t, url, where, err, errcap) : ZF_ENOMEM;
+    if (q.rc == ZF_OK)
+        q.rc = pool_get(t, where->spec, &s, err, errcap);
+    if (q.rc == ZF_OK) {
+        char why[256] = "";
+        q.rc = zf_store_stamp_why(s, where->key, st, why, sizeof why);
+        if (q.rc == ZF_ENOTFOUND)
+            q.rc = ERR(ZF_EIO, "the object does not exist");
+        else if (q.rc == ZF_OK && st->kind != ZF_STORE_FILE)
+            q.rc = ERR(ZF_EIO, "not a regular file");
+        else if (q.rc != ZF_OK && q.rc != ZF_ENOMEM)
+            q.rc = ERR(ZF_EIO, "%s", *why ? why : zf_strerror(q.rc));
+    }
+    free(where);
+    name_failure(&q);
+    return q.rc;
+}

@@ -70,6 +70,10 @@ typedef struct zf_target_req {
  * its own result.  ZF_OK if all succeeded, else the first failure's rc. */
 int zf_targets_read(zf_targets *t, zf_target_req *reqs, size_t n);
 
+/* The stamp of the object at url now (its size: a reference to a whole
+ * object), read under consent; errors as zf_targets_read's. */
+int zf_targets_stamp(zf_targets *t, const char *url, zf_stamp *st, char *err, size_t errcap);
+
 /* Does consent allow url?  Else the container to authorise in out
  * ("s3://bucket/", "file:///data/dir/"); -1 if url is not a location at all. */
 int zf_targets_allowed(const zf_targets *t, const char *url, char *out, size_t cap);

@@ -63,22 +63,12 @@ static const zf_text_ops datetime_ops;
 /* Set up a formatter for one data type; nat is the verbatim NaT text. */
 int zf_dtfmt_init(zf_dtfmt *f, zf_format format, zf_unit unit, uint32_t scale, const char *nat)
 {
-    size_t n = 0;
-    if (!f || !nat || (unsigned)format > ZF_FORMAT_RAW || (unsigned)unit > ZF_UNIT_GENERIC ||
-        scale < 1 || scale > INT32_MAX)
-        return ZF_EINVAL;
-    while (n <= ZF_NAT_MAX && nat[n])
-        n++;
-    if (n > ZF_NAT_MAX)
+    if (!f || (unsigned)unit > ZF_UNIT_GENERIC || scale < 1 || scale > INT32_MAX)
         return ZF_EINVAL;
     memset(f, 0, sizeof *f);
-    f->text.ops = &datetime_ops;
-    f->text.format = format;
     f->unit = unit;
     f->scale = scale;
-    f->text.nat_len = (uint8_t)n;
-    memcpy(f->text.nat, nat, n);
-    return 0;
+    return zf_text_setup(&f->text, &datetime_ops, format, nat);
 }
 
 /* ---- the instant of a value -------------------------------------------- */

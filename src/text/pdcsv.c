@@ -12,8 +12,8 @@
 
 int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale)
 {
-    if (unit < ZF_UNIT_W || unit > ZF_UNIT_ns || scale == 0)
-        return ZF_EUNSUPPORTED;
+    if (unit < ZF_UNIT_W || unit > ZF_UNIT_ns || scale == 0 || values == ZF_VALUES_CFTIME)
+        return ZF_EUNSUPPORTED; /* cftime objects: each value's own str() */
     const zf_unit_info *u = &zf_units[unit];
     int64_t per = u->exp ? (int64_t)zf_p10[9 - u->exp] : (int64_t)u->secs * NS_PER_S;
     if (per > (INT64_C(1) << 62) / (int64_t)scale)

@@ -43,7 +43,8 @@ typedef struct zf_pdcsv {
 } zf_pdcsv;
 
 /* Set up for values of the given kind, unit and scale; ZF_EUNSUPPORTED for
- * units pandas cannot hold (Y, M, generic, below ns) or ticks over 2^62 ns. */
+ * units pandas cannot hold (Y, M, generic, below ns), ticks over 2^62 ns,
+ * and cftime objects (pandas writes each one's str()). */
 int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale);
 
 /* The ZF_PD_* parts of any of the n values at v (OR of zf_pdcsv_parts). */

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "text/calendar.h"
 #include "text/units.h"
 
 /* How values are written (each element type gives each format its meaning). */
@@ -94,7 +95,9 @@ static inline zf_lines zf_text_lines(const zf_text *t, const int64_t *v, size_t 
 /* What an array's int64 elements mean. */
 typedef enum zf_values {
     ZF_VALUES_DURATION = 0, /* timedelta64: durations (duration.h) */
-    ZF_VALUES_DATETIME      /* datetime64: instants since the Unix epoch (datetime.h) */
+    ZF_VALUES_DATETIME,     /* datetime64: instants since the Unix epoch (datetime.h) */
+    ZF_VALUES_CFTIME        /* cftime objects: microseconds after a reference date of a
+                               CF calendar (cftime.h) */
 } zf_values;
 
 /* Room for any formatter (each begins with its zf_text; text.c checks they fit). */
@@ -102,14 +105,24 @@ typedef union zf_text_room {
     zf_text text;
     struct {
         zf_text text;
-        uint64_t more[4];
+        uint64_t more[6];
     } room;
 } zf_text_room;
 
 /* Set up in r the formatter of values of kind `values` with the given unit
- * and scale (1..2^31-1), writing NaT as nat (at most ZF_NAT_MAX bytes,
- * verbatim); &r->text is then the formatter.  Returns 0 or ZF_EINVAL. */
+ * and scale (1..2^31-1; ZF_VALUES_CFTIME: the calendar and reference date
+ * cal instead, NULL otherwise), writing NaT as nat (at most ZF_NAT_MAX
+ * bytes, verbatim); &r->text is then the formatter.  Returns 0 or ZF_EINVAL. */
 int zf_text_init(zf_text_room *r, zf_values values, zf_format format, zf_unit unit,
-                 uint32_t scale, const char *nat);
+                 uint32_t scale, const zf_calref *cal, const char *nat);
+
+/* Set up the part every formatter shares: its table, format and NaT text
+ * (nat verbatim, at most ZF_NAT_MAX bytes).  0, or ZF_EINVAL. */
+int zf_text_setup(zf_text *t, const zf_text_ops *ops, zf_format format, const char *nat);
+
+/* The text interface's len_sum and lines for formatters that have only
+ * value and len: each value's len, each value's text on a line. */
+uint64_t zf_text_len_each(const zf_text *t, const int64_t *v, size_t n);
+zf_lines zf_text_lines_each(const zf_text *t, const int64_t *v, size_t n, char *out, size_t cap);
 
 #endif

@@ -67,7 +67,8 @@ static int walk_path(walk *w, int base, const char *path);
 static int step(walk *w, int at, const char *name)
 {
     int fd = openat(at, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT && w->create && mkdirat(at, name, 0700) == 0)
+    /* made here, or by another saver meanwhile (EEXIST): checked below either way */
+    if (fd < 0 && errno == ENOENT && w->create && (mkdirat(at, name, 0700) == 0 || errno == EEXIST))
         fd = openat(at, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     if (fd < 0) {

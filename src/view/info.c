@@ -15,12 +15,12 @@ static void dims_line(zf_sbuf *out, const char *key, unsigned ndim, const uint64
     zf_sbuf_add(out, "]\n", 2);
 }
 
-/* the fill value: native, as written and as shown; CF-encoded, the stored
- * number and what it decodes to, each on its own line */
-static void fill_lines(zf_sbuf *out, const zf_meta *m, const zf_text *text)
+/* the fill value (fill: in ticks): native, as written and as shown;
+ * CF-encoded, the stored number and what it decodes to, each on its own line */
+static void fill_lines(zf_sbuf *out, const zf_meta *m, const zf_text *text, int64_t fill)
 {
     char buf[ZF_VALUE_MAX + ZF_NAT_MAX + 1];
-    size_t n = zf_text_value(text, m->fill, buf);
+    size_t n = zf_text_value(text, fill, buf);
     if (m->cf.how == ZF_CF_NATIVE) {
         zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, buf);
         return;
@@ -28,8 +28,7 @@ static void fill_lines(zf_sbuf *out, const zf_meta *m, const zf_text *text)
     zf_sbuf_printf(out, "fill_value: %s (as stored: what the elements of chunks never written "
                    "hold)\n", m->fill_text);
     zf_sbuf_printf(out, "fill_value_decoded: %.*s (what those elements show, after the CF "
-                   "attributes%s)\n", (int)n, buf,
-                   m->fill == ZF_NAT ? ": a missing value" : "");
+                   "attributes%s)\n", (int)n, buf, fill == ZF_NAT ? ": a missing value" : "");
 }
 
 /* the chunks_present line, from what is known without waiting on a remote
@@ -60,9 +59,14 @@ static int chunks_line(zf_array *a, zf_sbuf *out, int *final)
     return ZF_OK;
 }
 
-int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *out, int *final)
+int zf_info_text(zf_array *a, const char *name, zf_format format, const char *nat, zf_sbuf *out,
+                 int *final)
 {
     const zf_meta *m = zf_array_meta(a);
+    zf_ticks t = zf_array_ticks(a); /* as decoded now: a switch to cftime objects changes them */
+    zf_text_room text;
+    if (zf_text_init(&text, t.values, format, t.unit, t.scale, t.cal, nat))
+        return ZF_EINVAL;
     zf_sbuf_printf(out, "name: %s\n", name);
     zf_sbuf_printf(out, "store_path: %s\n", *zf_array_path(a) ? zf_array_path(a) : "/");
     zf_sbuf_printf(out, "zarr_format: %d\n", m->zarr_format);
@@ -76,10 +80,10 @@ int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *ou
         dims_line(out, "chunk_shape", m->ndim, m->chunks);
     }
     zf_sbuf_printf(out, "data_type: %s\n", m->dtype_text);
-    zf_sbuf_printf(out, "unit: %s\n", zf_unit_name(m->unit));
-    zf_sbuf_printf(out, "scale_factor: %u\n", m->scale);
-    fill_lines(out, m, text);
-    zf_cf_describe(&m->cf, m->values == ZF_VALUES_DATETIME, out);
+    zf_sbuf_printf(out, "unit: %s\n", zf_unit_name(t.unit));
+    zf_sbuf_printf(out, "scale_factor: %u\n", t.scale);
+    fill_lines(out, m, &text.text, t.fill);
+    zf_cf_describe(&m->cf, m->values != ZF_VALUES_DURATION, out);
     zf_sbuf_add(out, "dimension_names: ", 17);
     for (unsigned d = 0; d < m->ndim; d++) {
         if (m->dim_names[d])
@@ -96,7 +100,7 @@ int zf_info_text(zf_array *a, const char *name, const zf_text *text, zf_sbuf *ou
     int rc = chunks_line(a, out, final);
     if (rc)
         return rc;
-    zf_sbuf_printf(out, "text_format: %s\n", zf_format_name(text->format));
+    zf_sbuf_printf(out, "text_format: %s\n", zf_format_name(format));
     char cred[200];
     zf_store_credentials(zf_array_store(a), cred, sizeof cred);
     if (*cred)

@@ -123,6 +123,8 @@ static int read_ticks(pending *p, char *why, size_t cap)
         zf_chunk ch;
         if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)) == ZF_OK)
             place_chunk(c, ci, &ch, p->ticks);
+        else if (zf_array_cftime_wanted(c) && zf_array_to_cftime(c)) /* cftime objects: again */
+            rc = ZF_OK, ci = UINT64_MAX;
         else
             snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)ci,
                      zf_strerror(rc));
@@ -161,14 +163,51 @@ static int load_src(zf_array *a, pending *p)
     return rc;
 }
 
+/* hold n bytes of label text for p's column col (its start offsets too) */
+static int reserve_col(const zf_array *a, const pending *p, uint64_t bytes, zf_labcol *col)
+{
+    uint64_t need = bytes + (p->n + 1) * sizeof *col->start;
+    if (!reserve(need)) {
+        log_src(a, p->src, "its text is more than the label memory left allows");
+        return ZF_EUNSUPPORTED;
+    }
+    col->reserved = need;
+    return (col->text = malloc((size_t)bytes + ZF_VALUE_MAX)) ? ZF_OK : ZF_ENOMEM;
+}
+
+/* make column col's table from the cftime values of p: each value's str(),
+ * as pandas writes a column of objects */
+static int format_each(const zf_array *a, pending *p, const zf_ticks *t, const char *nat,
+                       zf_labcol *col)
+{
+    zf_text_room room;
+    uint64_t bytes = 0;
+    if (zf_text_init(&room, t->values, ZF_FORMAT_PANDAS, t->unit, t->scale, t->cal, nat))
+        return ZF_EINVAL;
+    if (!(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start)))
+        return ZF_ENOMEM;
+    bytes = zf_text_len_sum(&room.text, p->ticks, (size_t)p->n);
+    int rc = reserve_col(a, p, bytes, col);
+    uint64_t at = 0;
+    for (uint64_t i = 0; rc == ZF_OK && i < p->n; i++) {
+        col->start[i] = at;
+        at += zf_text_value(&room.text, p->ticks[i], col->text + at);
+    }
+    col->start[p->n] = at;
+    col->nfields = p->n;
+    return rc;
+}
+
 /* make column col's table from the time values of p: one format per
  * slice of `slice` values (UINT64_MAX: one for all) */
 static int format_ticks(const zf_array *a, pending *p, uint64_t slice, const char *nat,
                         zf_labcol *col)
 {
-    const zf_meta *m = zf_array_meta(p->src->arr);
+    zf_ticks t = zf_array_ticks(p->src->arr);
     zf_pdcsv pd;
-    if (zf_pdcsv_init(&pd, m->values, m->unit, m->scale)) {
+    if (t.values == ZF_VALUES_CFTIME)
+        return format_each(a, p, &t, nat, col);
+    if (zf_pdcsv_init(&pd, t.values, t.unit, t.scale)) {
         log_src(a, p->src, "its unit cannot be written as pandas does");
         return ZF_EUNSUPPORTED;
     }
@@ -188,19 +227,13 @@ static int format_ticks(const zf_array *a, pending *p, uint64_t slice, const cha
             int64_t v = p->ticks[i];
             bytes += v == ZF_NAT ? nat_len
                                  : zf_pdcsv_base_len(&pd, v) + zf_pdcsv_extra(mode[k]) +
-                                       (m->values == ZF_VALUES_DURATION && v < 0 && mode[k] != ZF_PD_DAYS);
+                                       (t.values == ZF_VALUES_DURATION && v < 0 && mode[k] != ZF_PD_DAYS);
         }
     }
-    uint64_t need = bytes + (p->n + 1) * sizeof *col->start;
-    if (!reserve(need)) {
+    int rc = reserve_col(a, p, bytes, col);
+    if (rc) {
         free(mode);
-        log_src(a, p->src, "its text is more than the label memory left allows");
-        return ZF_EUNSUPPORTED;
-    }
-    col->reserved = need;
-    if (!(col->text = malloc((size_t)bytes + ZF_VALUE_MAX))) {
-        free(mode);
-        return ZF_ENOMEM;
+        return rc;
     }
     uint64_t at = 0;
     for (uint64_t i = 0; i < p->n; i++) {

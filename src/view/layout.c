@@ -46,6 +46,22 @@ static int build_header(zf_layout *l, const char *name)
     return ZF_OK;
 }
 
+/* the formatters of the array's values as decoded now (.txt, and .csv with
+ * NaT CSV-quoted) */
+static int setup_text(zf_layout *l)
+{
+    char qnat[2 * ZF_NAT_MAX + 3];
+    zf_csv_quote(l->nat, qnat, sizeof qnat);
+    zf_ticks t = zf_array_ticks(l->a);
+    if (zf_text_init(&l->dur, t.values, l->format, t.unit, t.scale, t.cal, l->nat) ||
+        zf_text_init(&l->csvdur, t.values, l->format, t.unit, t.scale, t.cal, qnat))
+        return ZF_EINVAL;
+    l->values = t.values;
+    l->text = &l->dur.text;
+    l->csvtext = &l->csvdur.text;
+    return ZF_OK;
+}
+
 zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *opts)
 {
     zf_layout *l = calloc(1, sizeof *l);
@@ -62,9 +78,12 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->nchunks = zf_array_nchunks(a);
     char qnat[2 * ZF_NAT_MAX + 3];
     zf_csv_quote(opts->nat, qnat, sizeof qnat);
-    if (zf_text_init(&l->dur, l->m->values, opts->format, l->m->unit, l->m->scale, opts->nat) ||
-        zf_text_init(&l->csvdur, l->m->values, opts->format, l->m->unit, l->m->scale, qnat) ||
-        build_header(l, name) || !(l->name = strdup(name)) ||
+    l->format = opts->format;
+    size_t nat_len = strlen(opts->nat);
+    if (nat_len <= ZF_NAT_MAX)
+        memcpy(l->nat, opts->nat, nat_len + 1);
+    if (nat_len > ZF_NAT_MAX || setup_text(l) || build_header(l, name) ||
+        !(l->name = strdup(name)) ||
         (opts->index_dir && !(l->index_dir = strdup(opts->index_dir)))) {
         free(l->header);
         free(l->name);
@@ -72,10 +91,7 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
         return NULL;
     }
     l->index_max = opts->index_max;
-    l->text = &l->dur.text;
-    l->csvtext = &l->csvdur.text;
     l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
-    l->format = opts->format;
     uint64_t s = 1, cs = 1;
     for (unsigned d = l->ndim; d-- > 0;) {
         l->stride[d] = s;
@@ -238,6 +254,8 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     return rc;
 }
 
+static int to_cftime(zf_layout *l);
+
 /* the index file under fp does not fit the metadata (why): logged and removed */
 static void discard_persisted(const zf_layout *l, const zf_fp *fp, const char *why)
 {
@@ -248,8 +266,9 @@ static void discard_persisted(const zf_layout *l, const zf_fp *fp, const char *w
 
 /* the persisted index saved under fp into l->off, checked against the
  * metadata, with (unlisted store) the chunk versions it was computed from as
- * the array's snapshot: ZF_OK, or ZF_ENOTFOUND (none usable), ZF_ENOMEM */
-static int load_persisted(zf_layout *l, const zf_fp *fp)
+ * the array's snapshot (cftime: an index of the values as cftime objects,
+ * which they then become): ZF_OK, or ZF_ENOTFOUND (none usable), ZF_ENOMEM */
+static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
 {
     for (int v = 0; v < 2; v++)
         if (!(l->off[v] = malloc(((size_t)l->nblocks + 1) * sizeof(uint64_t))))
@@ -289,6 +308,8 @@ static int load_persisted(zf_layout *l, const zf_fp *fp)
     if (rc == ZF_OK && unlisted)
         zf_array_set_chunks_time(l->a, t);
     free(extra);
+    if (rc == ZF_OK && cftime)
+        rc = to_cftime(l);
     if (rc == ZF_ECORRUPT)
         discard_persisted(l, fp, why);
     if (rc == ZF_ECORRUPT)
@@ -355,8 +376,10 @@ static int setup_labels(zf_layout *l)
 {
     if (!l->srcs || l->lab || l->labels_off)
         return ZF_OK;
-    l->pdvals = l->format == ZF_FORMAT_PANDAS; /* else each value's own text in that format */
-    if (l->pdvals && zf_pdcsv_init(&l->pd, l->m->values, l->m->unit, l->m->scale)) {
+    zf_ticks tk = zf_array_ticks(l->a);
+    /* else each value's own text in that format (cftime objects: their str()) */
+    l->pdvals = l->format == ZF_FORMAT_PANDAS && tk.values != ZF_VALUES_CFTIME;
+    if (l->pdvals && zf_pdcsv_init(&l->pd, tk.values, tk.unit, tk.scale)) {
         zf_log("%s/%s: the values' unit cannot be written as pandas does; the .csv has index "
                "columns", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
         l->labels_off = 1;
@@ -391,18 +414,10 @@ static int setup_labels(zf_layout *l)
     return ZF_OK;
 }
 
-/* the offset index: from the persisted copy if it matches, else by a pass */
-static int load_or_build(zf_layout *l)
+/* forget what a pass or a persisted index left (offsets, per-block counts,
+ * damaged chunks): none is read while the array is being sized */
+static void forget_sizes(zf_layout *l)
 {
-    zf_fp fp;
-    int rc = setup_labels(l);
-    if (rc == ZF_OK)
-        rc = layout_fingerprint(l, &fp);
-    if (rc)
-        return rc;
-    l->fp = fp;
-    if (l->index_dir && (rc = load_persisted(l, &fp)) != ZF_ENOTFOUND)
-        return rc;
     for (int v = 0; v < 2; v++) {
         free(l->off[v]);
         l->off[v] = NULL;
@@ -412,7 +427,70 @@ static int load_or_build(zf_layout *l)
     free(l->bmode);
     l->bnn = l->bneg = NULL;
     l->bmode = NULL;
+    free(l->bad);
+    l->bad = NULL;
+}
+
+/* follow the array's values as decoded now (a standard-calendar time array
+ * becomes cftime objects when it holds a value outside the ns range, as
+ * xarray decodes it; its labels may find that first): the formatters, and
+ * the value column as each cftime object's own text */
+static int follow_values(zf_layout *l)
+{
+    zf_ticks t = zf_array_ticks(l->a);
+    if (t.values == l->values)
+        return ZF_OK;
+    if (t.values == ZF_VALUES_CFTIME)
+        l->pdvals = 0;
+    return setup_text(l);
+}
+
+/* the values are cftime objects from now on */
+static int to_cftime(zf_layout *l)
+{
+    return zf_array_to_cftime(l->a) ? follow_values(l) : ZF_EINVAL;
+}
+
+/* the fingerprint of the index as the values are decoded (datetime64 or
+ * cftime objects): base, with that added */
+static zf_fp decoded_fp(const zf_fp *base, zf_values values)
+{
+    zf_fp fp = *base;
+    int32_t v = values;
+    zf_fp_add(&fp, &v, sizeof v);
+    return fp;
+}
+
+/* the offset index: from the persisted copy if it matches, else by a pass
+ * (twice when the first meets a time stamp that makes the values cftime
+ * objects: the values, and so the text, change) */
+static int load_or_build(zf_layout *l)
+{
+    zf_fp base;
+    int rc = setup_labels(l);
+    if (rc == ZF_OK)
+        rc = follow_values(l); /* loading its labels may have decoded the array itself */
+    if (rc == ZF_OK)
+        rc = layout_fingerprint(l, &base);
+    if (rc)
+        return rc;
+    l->fp = decoded_fp(&base, zf_array_ticks(l->a).values);
+    if (l->index_dir && (rc = load_persisted(l, &l->fp, 0)) != ZF_ENOTFOUND)
+        return rc;
+    if (l->index_dir && zf_array_may_cftime(l->a)) { /* an index of its cftime objects */
+        forget_sizes(l);
+        l->fp = decoded_fp(&base, ZF_VALUES_CFTIME);
+        if ((rc = load_persisted(l, &l->fp, 1)) != ZF_ENOTFOUND)
+            return rc;
+    }
+    forget_sizes(l);
     rc = zf_layout_run_pass(l);
+    if (rc == ZF_OK && zf_array_cftime_wanted(l->a)) {
+        forget_sizes(l);
+        if ((rc = to_cftime(l)) == ZF_OK)
+            rc = zf_layout_run_pass(l);
+    }
+    l->fp = decoded_fp(&base, zf_array_ticks(l->a).values);
     int keep = rc == ZF_OK && !l->bad;
     if (zf_array_unlisted(l->a)) { /* every chunk was read once: their versions are the snapshot */
         int adopted = zf_array_end_learning(l->a, keep);
@@ -422,7 +500,7 @@ static int load_or_build(zf_layout *l)
     for (int v = 0; v < 2 && keep; v++) /* a view left out: nothing to keep */
         keep = l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX;
     if (keep && l->index_dir)
-        save_persisted(l, &fp);
+        save_persisted(l, &l->fp);
     return rc;
 }
 
@@ -474,8 +552,9 @@ int zf_layout_sized(zf_layout *l)
 static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
 {
     zf_sbuf_add(sb, "csv_labels: ", 12);
-    if (!l->srcs || (l->format == ZF_FORMAT_PANDAS &&
-                     zf_pdcsv_init(&(zf_pdcsv){0}, l->m->values, l->m->unit, l->m->scale))) {
+    zf_ticks t = zf_array_ticks(l->a);
+    if (!l->srcs || (l->format == ZF_FORMAT_PANDAS && t.values != ZF_VALUES_CFTIME &&
+                     zf_pdcsv_init(&(zf_pdcsv){0}, t.values, t.unit, t.scale))) {
         zf_sbuf_add(sb, "index\n", 6);
         return;
     }
@@ -523,7 +602,7 @@ static int build_info(zf_layout *l, int again)
         return ZF_OK;
     zf_sbuf sb = {0};
     int final = 0;
-    int rc = zf_info_text(l->a, l->name, l->text, &sb, &final);
+    int rc = zf_info_text(l->a, l->name, l->format, l->nat, &sb, &final);
     csv_labels_line(l, &sb);
     sizes_lines(l, &sb);
     char *text = rc || sb.failed ? NULL : sb.data ? sb.data : calloc(1, 1);

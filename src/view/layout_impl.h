@@ -14,6 +14,8 @@ struct zf_layout {
     const zf_meta *m;
     zf_text_room dur, csvdur;     /* storage of the element type's formatters */
     const zf_text *text, *csvtext;/* all the view uses of them (.txt, .csv) */
+    char nat[ZF_NAT_MAX + 1];     /* the text of NaT (-o nat=) */
+    zf_values values;             /* the values they were set up for (chunk/array.h: zf_ticks) */
     int csv_nat_differs;
     char *header;
     size_t header_len;

@@ -258,7 +258,7 @@ static void box_geom(const zf_layout *l, const uint64_t *lo, const uint64_t *hi,
  * run of absent chunks costs O(rows and blocks), not O(chunks) */
 static void measure_absent(zf_layout *l, uint64_t c0, uint64_t c1)
 {
-    int64_t fill = l->m->fill;
+    int64_t fill = zf_array_ticks(l->a).fill;
     if (l->ndim == 0) {
         static const uint64_t origin[ZF_MAX_DIMS];
         measure_constant(l, fill, 0, 1, origin);

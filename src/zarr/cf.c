@@ -16,6 +16,7 @@
 
 #include "base/err.h"
 #include "base/json.h"
+#include "text/cftime.h"
 #include "text/datetime.h"
 #include "cf_impl.h"
 
@@ -154,7 +155,9 @@ static void choose_path(zf_cf *cf, int masked)
     /* integers come out at the units' resolution (s for D, h, m); floats at
      * whatever the values need, up to ns: ns holds them all */
     zf_unit level = cf->src <= ZF_UNIT_s ? ZF_UNIT_s : cf->src;
-    if (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F64)
+    if (cf->how == ZF_CF_SINCE) /* pandas: ns; cftime: us after the reference date */
+        cf->unit = cf->decoding == ZF_CF_DEC_CFTIME ? ZF_UNIT_us : ZF_UNIT_ns;
+    else if (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F64)
         cf->unit = ZF_UNIT_ns;
     else
         cf->unit = cf->target > level ? cf->target : level;
@@ -184,34 +187,12 @@ static int parse_units(const cJSON *attrs, zf_unit *unit, char *err, size_t errc
     return units_unit(u->valuestring, unit);
 }
 
-/* the calendar attribute: absent or one xarray decodes with pandas (0), else an error */
-static int parse_calendar(zf_cf *cf, const cJSON *attrs, char *err, size_t errcap)
-{
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(attrs, "calendar");
-    cf->calendar[0] = '\0';
-    if (!c)
-        return ZF_OK;
-    if (!cJSON_IsString(c))
-        return ERR(ZF_ECORRUPT, "the calendar attribute is not a string");
-    size_t n = strlen(c->valuestring);
-    char low[sizeof cf->calendar];
-    for (size_t i = 0; i < n && i + 1 < sizeof low; i++)
-        low[i] = (char)tolower((unsigned char)c->valuestring[i]);
-    low[n < sizeof low ? n : sizeof low - 1] = '\0';
-    if (n >= sizeof low || (strcmp(low, "standard") && strcmp(low, "gregorian") &&
-                            strcmp(low, "proleptic_gregorian")))
-        return ERR(ZF_EUNSUPPORTED, "calendar \"%.30s\" (xarray decodes it only with cftime)",
-                   c->valuestring);
-    memcpy(cf->calendar, c->valuestring, n + 1);
-    return ZF_OK;
-}
-
 /* time stamps: units "UNIT since DATE" (1), or damaged / unsupported (<0) */
 static int since_units(zf_cf *cf, const cJSON *attrs, const char *units, char *err,
                        size_t errcap)
 {
-    int rc = zf_cf_time_units(units, &cf->src, &cf->epoch_ns, err, errcap);
-    if (rc || (rc = parse_calendar(cf, attrs, err, errcap)))
+    int rc = zf_cf_since(cf, attrs, units, err, errcap);
+    if (rc)
         return rc;
     if (cJSON_GetObjectItemCaseSensitive(attrs, "_Unsigned"))
         return ERR(ZF_EUNSUPPORTED, "the _Unsigned attribute is not supported");
@@ -278,25 +259,47 @@ int zf_cf_mode_parse(const char *s, zf_cf_mode *mode)
     return ZF_EINVAL;
 }
 
+/* the cftime class of a calendar's objects */
+static const char *cftime_class(zf_calendar c)
+{
+    static const char *const names[] = {"DatetimeProlepticGregorian", "DatetimeGregorian",
+                                        "DatetimeJulian", "DatetimeNoLeap", "DatetimeAllLeap",
+                                        "Datetime360Day"};
+    return names[c];
+}
+
 /* the epoch and calendar lines of time stamps */
 static void describe_epoch(const zf_cf *cf, zf_sbuf *out)
 {
-    zf_dtfmt f;
     char text[ZF_VALUE_MAX];
-    int64_t e = cf->how == ZF_CF_SINCE ? cf->epoch_ns : 0;
-    zf_dtfmt_init(&f, ZF_FORMAT_ISO, ZF_UNIT_ns, 1, "NaT");
-    size_t n = zf_dtfmt_value(&f, e, text);
-    zf_sbuf_printf(out, "epoch: %.*s (%lld ns since 1970-01-01T00:00:00)\n", (int)n, text,
-                   (long long)e);
+    size_t n;
+    const char *cal = cf->calendar[0] ? cf->calendar : "none";
+    if (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS) {
+        zf_cftfmt f;
+        zf_cftfmt_init(&f, ZF_FORMAT_ISO, &cf->ref, "NaT");
+        n = zf_text_value(&f.text, 0, text);
+        zf_sbuf_printf(out, "epoch: %.*s (the reference date as cftime reads it, %s calendar)\n",
+                       (int)n, text, zf_calendar_name(cf->cal));
+    } else {
+        zf_dtfmt f;
+        int64_t e = cf->how == ZF_CF_SINCE ? cf->epoch_ns : 0;
+        zf_dtfmt_init(&f, ZF_FORMAT_ISO, ZF_UNIT_ns, 1, "NaT");
+        n = zf_dtfmt_value(&f, e, text);
+        zf_sbuf_printf(out, "epoch: %.*s (%lld ns since 1970-01-01T00:00:00)\n", (int)n, text,
+                       (long long)e);
+    }
     if (cf->how != ZF_CF_SINCE)
         zf_sbuf_printf(out, "calendar: proleptic_gregorian (numpy)\n");
-    else if (cf->calendar[0])
-        zf_sbuf_printf(out, "calendar: %s%s\n", cf->calendar,
-                       strcmp(cf->calendar, "proleptic_gregorian")
-                       ? " (the proleptic Gregorian calendar from 1677 on)" : "");
+    else if (cf->decoding == ZF_CF_DEC_CFTIME)
+        zf_sbuf_printf(out, "calendar: %s (cftime.%s objects: raw and seconds count from the "
+                       "epoch)\n", cal, cftime_class(cf->cal));
+    else if (cf->may_cftime)
+        zf_sbuf_printf(out, "calendar: %s (numpy.datetime64[ns] while every value lies in "
+                       "1677-09-21..2262-04-11, else cftime.%s objects for every value, raw and "
+                       "seconds counting from the reference date)\n", cal, cftime_class(cf->cal));
     else
-        zf_sbuf_printf(out, "calendar: none (standard: the proleptic Gregorian calendar from "
-                       "1677 on)\n");
+        zf_sbuf_printf(out, "calendar: %s (numpy.datetime64[ns]; values outside "
+                       "1677-09-21..2262-04-11 are errors)\n", cal);
 }
 
 void zf_cf_describe(const zf_cf *cf, int datetime, zf_sbuf *out)
@@ -331,4 +334,7 @@ void zf_cf_fingerprint(const zf_cf *cf, zf_fp *fp)
     zf_fp_add(fp, cf->mask_f, cf->nmask_f * sizeof *cf->mask_f);
     zf_fp_add(fp, cf->fill_raw, sizeof cf->fill_raw);
     zf_fp_add(fp, &cf->epoch_ns, sizeof cf->epoch_ns);
+    int64_t t[7] = {cf->cal, cf->decoding, cf->may_cftime, cf->ref.day, cf->ref.us, cf->us_per,
+                    cf->fix_us};
+    zf_fp_add(fp, t, sizeof t);
 }

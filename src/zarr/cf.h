@@ -35,6 +35,7 @@
 #include "base/fp.h"
 #include "base/sbuf.h"
 #include "codec/pipeline.h"
+#include "text/calendar.h"
 #include "text/units.h"
 
 /* -o cf=: which arrays are shown as durations */
@@ -66,6 +67,13 @@ typedef enum zf_cf_pack {
     ZF_CF_PACK_I64  /* y = (int64)x * iscale (an integer scale_factor, no add_offset) */
 } zf_cf_pack;
 
+/* how time stamps' counts become ticks (ZF_CF_SINCE), as xarray decodes them */
+typedef enum zf_cf_decoding {
+    ZF_CF_DEC_PANDAS = 0, /* pandas: exact ns since 1970 (datetime64[ns]) */
+    ZF_CF_DEC_CFTIME_NS,  /* cftime's microseconds made datetime64[ns] (ns since 1970) */
+    ZF_CF_DEC_CFTIME      /* cftime objects: microseconds after the reference date */
+} zf_cf_decoding;
+
 /* most mask values (_FillValue, fill_value and missing_value together) */
 #define ZF_CF_MAX_MASK 16
 
@@ -86,8 +94,15 @@ typedef struct zf_cf {
     double mask_f[ZF_CF_MAX_MASK];  /* equal to the element (as double): NaT */
     uint8_t fill_raw[8];    /* the array's fill value as a stored element (machine order) */
     int fill_null;          /* v2 fill_value null (missing chunks read as zeros) */
-    int64_t epoch_ns;       /* ZF_CF_SINCE: DATE as ns since 1970-01-01 (UTC) */
+    int64_t epoch_ns;       /* ZF_CF_SINCE: DATE as ns since 1970-01-01 (UTC), as pandas reads it */
     char calendar[24];      /* ZF_CF_SINCE: the calendar attribute, "" if none */
+    zf_calendar cal;        /* ZF_CF_SINCE: the calendar (standard if none) */
+    zf_cf_decoding decoding;/* ZF_CF_SINCE: pandas or cftime */
+    int may_cftime;         /* a standard calendar that cftime reads: cftime objects once a
+                               value lies outside the ns range (zf_cf_cftime) */
+    zf_calref ref;          /* cftime's reference date (DATE as cftime reads it) */
+    int64_t us_per;         /* cftime: microseconds per count */
+    int fix_us;             /* cftime: ...000001 / ...999999 us floored / ceiled (issue 187) */
     char attrs_text[256];   /* the CF attributes used, for NAME.info */
 } zf_cf;
 
@@ -101,12 +116,12 @@ int zf_cf_v2_elem(const char *dtype, zf_elem *elem, int *big);
 
 /* Step 1: does an integer or float array (cf->elem set) hold durations or
  * time stamps?  attrs is its attributes object (NULL if none).  1 yes (a
- * duration units attribute, or "UNIT since DATE" with a standard calendar:
- * how, src and target are set, and for time stamps epoch_ns and calendar), 0
- * no, or ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason (a units attribute that
- * is not a string, a dtype attribute xarray cannot decode, _Unsigned, time
- * units xarray cannot decode without cftime: another calendar, a date it
- * does not parse or outside 1677-09-21..2262-04-11). */
+ * duration units attribute, or "UNIT since DATE": how, src and target are
+ * set, and for time stamps the calendar, the decoding and the reference
+ * date), 0 no, or ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason (a units
+ * attribute that is not a string, a dtype attribute xarray cannot decode,
+ * _Unsigned, time units neither pandas nor cftime decode: an unknown
+ * calendar, a date they do not read). */
 int zf_cf_units(zf_cf *cf, const cJSON *attrs, char *err, size_t errcap);
 
 /* CF time units "UNIT since DATE" as xarray reads them (cf_time.c): the
@@ -114,6 +129,17 @@ int zf_cf_units(zf_cf *cf, const cJSON *attrs, char *err, size_t errcap);
  * UTC.  0, or ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason. */
 int zf_cf_time_units(const char *units, zf_unit *unit, int64_t *epoch_ns, char *err,
                      size_t errcap);
+
+/* The reference date of "UNIT since DATE" as cftime reads it in calendar c
+ * (cf_calendar.c): ref, microseconds per count (*us_per), and whether
+ * cftime's issue-187 rounding applies (*fix).  0, or ZF_EUNSUPPORTED with a
+ * reason (cftime raises). */
+int zf_cf_cftime_units(const char *units, zf_calendar c, zf_calref *ref, int64_t *us_per,
+                       int *fix, char *err, size_t errcap);
+
+/* The descriptor *out of a time-stamp array d (d->may_cftime) decoded to
+ * cftime objects: what xarray decodes when a value lies outside the ns range. */
+void zf_cf_cftime(const zf_cf *d, zf_cf *out);
 
 /* Step 2: the array's fill value (the JSON item fill; doc[0..n) is the
  * metadata document holding it as "fill_value") as a stored element into

@@ -52,4 +52,9 @@ void zf_cf_clean_copy(char *buf, size_t cap, const char *text, size_t n);
 int zf_cf_collect_mask(const zf_cf *cf, int zarr_format, const cJSON *attrs, const char *raw,
                        size_t n, int fill_is_null, zf_cf_mask *m, char *err, size_t errcap);
 
+/* Time stamps: the calendar attribute and "UNIT since DATE" (units) into
+ * cf (cf_calendar.c): which decoding xarray uses, and its parameters.  0,
+ * or ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason. */
+int zf_cf_since(zf_cf *cf, const cJSON *attrs, const char *units, char *err, size_t errcap);
+
 #endif

@@ -148,7 +148,7 @@ int zf_meta_cf_finish(const cJSON *attrs, const char *raw, size_t rn, zf_meta *m
         return ZF_OK;
     int rc = zf_cf_parse(&m->cf, m->zarr_format, attrs, raw, rn, err, errcap);
     if (m->cf.how == ZF_CF_SINCE)
-        m->values = ZF_VALUES_DATETIME;
+        m->values = m->cf.decoding == ZF_CF_DEC_CFTIME ? ZF_VALUES_CFTIME : ZF_VALUES_DATETIME;
     m->unit = m->cf.unit;
     m->scale = 1;
     return rc;

@@ -20,20 +20,9 @@
 load helpers
 
 setup_file() {
-    local root=${ZF_TEST_TMP:-${TMPDIR:-/tmp}}
-    mkdir -p "$root"
-    DMG_ROOT=$(mktemp -d "$root/zf-damaged.XXXXXX")
-    export DMG_ROOT
+    zf_gen_setup DMG_ROOT zf-damaged "$ZF_REPO/tests/damaged/gen.py" corpus || return 1
     export DMG_DIR=$DMG_ROOT/corpus
     export DMG_CHECK=$ZF_REPO/tests/damaged/check.py
-    # keep persisted offset indexes out of the user's cache
-    export XDG_CACHE_HOME=$DMG_ROOT/xdg-cache
-    if ! PYTHONWARNINGS=ignore timeout -k 5 600 "$ZF_PYTHON" "$ZF_REPO/tests/damaged/gen.py" "$DMG_DIR" \
-            >"$DMG_ROOT/gen.log" 2>&1; then
-        echo "# tests/damaged/gen.py failed ($ZF_PYTHON):" >&3
-        sed 's/^/# /' "$DMG_ROOT/gen.log" >&3
-        return 1
-    fi
 }
 
 teardown_file() {

@@ -287,3 +287,22 @@ zf_copy_fixture() {
     cp -r "$ZF_FIXTURES/$1" "$2"
     chmod -R u+w "$2"
 }
+
+# zf_gen_setup VAR PREFIX SCRIPT [SUB]: for a file's setup_file: a new temp
+# dir PREFIX.XXXXXX, exported as VAR (persisted indexes kept in it), where
+# ZF_PYTHON SCRIPT writes its stores (into the dir, or its subdirectory SUB);
+# on failure the script's output is shown and the status is 1
+zf_gen_setup() {
+    local -n _dir=$1
+    local root=${ZF_TEST_TMP:-${TMPDIR:-/tmp}}
+    mkdir -p "$root"
+    _dir=$(mktemp -d "$root/$2.XXXXXX")
+    export "${!_dir}"
+    export XDG_CACHE_HOME=$_dir/xdg-cache
+    if ! PYTHONWARNINGS=ignore timeout -k 5 600 "$ZF_PYTHON" "$3" "$_dir${4:+/$4}" \
+            >"$_dir/gen.log" 2>&1; then
+        echo "# $3 failed ($ZF_PYTHON):" >&3
+        sed 's/^/# /' "$_dir/gen.log" >&3
+        return 1
+    fi
+}

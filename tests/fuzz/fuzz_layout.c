@@ -681,7 +681,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(nt->layout == nc->layout && nt->view == ZF_VIEW_TXT && nc->view == ZF_VIEW_CSV);
         zf_text_room fmt;
         CHECK(zf_text_init(&fmt, a->datetime ? ZF_VALUES_DATETIME : ZF_VALUES_DURATION, format,
-                           a->unit, a->scale, nat) == 0);
+                           a->unit, a->scale, NULL, nat) == 0);
         text txt = {0}, csv = {0};
         model(a, cs[ai], nat, &fmt.text, &txt, &csv);
         char what[64];

@@ -76,13 +76,13 @@ typedef struct input {
     size_t n, pos;
 } input;
 
-static uint8_t in_byte(input *in)
+static inline uint8_t in_byte(input *in)
 {
     return in->pos < in->n ? in->p[in->pos++] : 0;
 }
 
 /* the next `bytes` bytes (at most 8), little-endian */
-static uint64_t in_uint(input *in, int bytes)
+static inline uint64_t in_uint(input *in, int bytes)
 {
     uint64_t v = 0;
     for (int i = 0; i < bytes; i++)

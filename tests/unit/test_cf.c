@@ -139,15 +139,17 @@ static void values(void)
            (double[]){2}, (int64_t[]){2000}, 1, ZF_UNIT_ns);
 }
 
-/* time stamps beyond int64 ns fail their chunk with a reason */
+/* time stamps beyond int64 ns fail their chunk with ZF_ERANGE (the array
+ * becomes cftime objects); as cftime objects, their microseconds after the
+ * reference date (want; 1 where cftime raises too: beyond int64 us) */
 static void since_overflow(void)
 {
-    static const struct { const char *dt, *attrs; double v; } cases[] = {
-        {"int64", "{\"units\":\"days since 2000-01-01\"}", 200000},  /* year 2547 */
-        {"int64", "{\"units\":\"days since 2000-01-01\"}", -200000}, /* year 1452 */
-        {"int64", "{\"units\":\"days since 2000-01-01\"}", 1e15},    /* count * ns overflows */
-        {"float64", "{\"units\":\"seconds since 2262-04-11\"}", 86400.5},
-        {"float64", "{\"units\":\"seconds since 1970-01-01\"}", INFINITY}};
+    static const struct { const char *dt, *attrs; double v; int64_t want; } cases[] = {
+        {"int64", "{\"units\":\"days since 2000-01-01\"}", 200000, INT64_C(17280000000000000)},
+        {"int64", "{\"units\":\"days since 2000-01-01\"}", -200000, -INT64_C(17280000000000000)},
+        {"int64", "{\"units\":\"days since 2000-01-01\"}", 1e15, 1}, /* beyond int64 us */
+        {"float64", "{\"units\":\"seconds since 2262-04-11\"}", 86400.5, INT64_C(86400500000)},
+        {"float64", "{\"units\":\"seconds since 1970-01-01\"}", INFINITY, ZF_NAT}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         zf_meta m;
         char err[256];
@@ -163,8 +165,17 @@ static void since_overflow(void)
             memcpy(buf, &iv, 8);
         uint64_t shape[1] = {1};
         err[0] = '\0';
+        uint8_t stored[8];
+        memcpy(stored, buf, 8);
         rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, err, sizeof err);
-        CHECK(rc == ZF_ECORRUPT && err[0], "since overflow %zu: rc %d", i, rc);
+        CHECK(rc == ZF_ERANGE && err[0] && m.cf.may_cftime, "since overflow %zu: rc %d", i, rc);
+        zf_cf c;
+        zf_cf_cftime(&m.cf, &c);
+        int64_t t;
+        rc = zf_convert_chunk(&c, stored, 1, shape, NULL, err, sizeof err);
+        memcpy(&t, stored, 8);
+        CHECK(cases[i].want == 1 ? rc == ZF_ECORRUPT : rc == ZF_OK && t == cases[i].want,
+              "since overflow %zu as cftime: rc %d, %lld", i, rc, (long long)t);
         zf_meta_clear(&m);
     }
 }
@@ -178,10 +189,16 @@ static void recognition(void)
     } cases[] = {
         {"int64", "0", "{}", 1},
         {"int64", "0", "{\"units\":\"hours since 2000-01-01\"}", ZF_OK}, /* time stamps */
-        {"int64", "0", "{\"units\":\"hours since 2000-01-01\",\"calendar\":\"noleap\"}",
+        {"int64", "0", "{\"units\":\"hours since 2000-01-01\",\"calendar\":\"noleap\"}", ZF_OK},
+        {"int64", "0", "{\"units\":\"hours since 2000-01-01\",\"calendar\":\"tai\"}",
+         ZF_EUNSUPPORTED},
+        {"int64", "0", "{\"units\":\"nanoseconds since 2000-01-01\",\"calendar\":\"julian\"}",
+         ZF_EUNSUPPORTED}, /* cftime has no nanoseconds */
+        {"int64", "0", "{\"units\":\"days since 2001-02-29\",\"calendar\":\"julian\"}",
          ZF_EUNSUPPORTED},
         {"int64", "0", "{\"units\":\"hours since 2000-01-01\",\"calendar\":7}", ZF_ECORRUPT},
-        {"int64", "0", "{\"units\":\"hours since 1000-01-01\"}", ZF_EUNSUPPORTED},
+        {"int64", "0", "{\"units\":\"hours since 1000-01-01\"}", ZF_OK}, /* cftime */
+        {"int64", "0", "{\"units\":\"hours since 1582-10-10\"}", ZF_EUNSUPPORTED}, /* the gap */
         {"int64", "0", "{\"units\":\"weeks since 2000-01-01\"}", ZF_EUNSUPPORTED},
         {"int64", "0", "{\"units\":\"m\"}", 1},
         {"int64", "0", "{\"units\":\"Days\"}", 1},

@@ -155,10 +155,10 @@ static void test_init_and_nat(void)
             }
     /* through text.h: a time-stamp formatter, and a duration one for the other kind */
     zf_text_room r;
-    CHECK(zf_text_init(&r, ZF_VALUES_DATETIME, ZF_FORMAT_ISO, ZF_UNIT_h, 1, "NaT") == 0, "room");
+    CHECK(zf_text_init(&r, ZF_VALUES_DATETIME, ZF_FORMAT_ISO, ZF_UNIT_h, 1, NULL, "NaT") == 0, "room");
     size_t n = zf_text_value(&r.text, 30, buf);
     CHECK(n == 19 && !memcmp(buf, "1970-01-02T06:00:00", 19), "text.h datetime");
-    CHECK(zf_text_init(&r, ZF_VALUES_DURATION, ZF_FORMAT_ISO, ZF_UNIT_h, 1, "NaT") == 0, "room");
+    CHECK(zf_text_init(&r, ZF_VALUES_DURATION, ZF_FORMAT_ISO, ZF_UNIT_h, 1, NULL, "NaT") == 0, "room");
     n = zf_text_value(&r.text, 30, buf);
     CHECK(n == 6 && !memcmp(buf, "P1DT6H", 6), "text.h duration");
 }

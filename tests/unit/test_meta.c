@@ -2,7 +2,7 @@
  *
  * Every file in golden/meta/ (v3 *.json; v2 *.zarray with an optional *.zattrs
  * beside it) is parsed and summarised in one line ("td" durations, "dt" time
- * stamps); the summaries must equal
+ * stamps, "cft" cftime time stamps); the summaries must equal
  * the hand-written lines of golden/meta/expected.txt ("FILE: SUMMARY").  A
  * rejected input summarises as "error CLASS: REASON", the parser's one-line
  * reason, compared whole (as jq's %%FAIL tests compare the message): an input
@@ -70,7 +70,7 @@ static void summarise(int rc, const char *why, zf_node_kind kind, const zf_meta 
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "",
                  m->dim_names[i] ? m->dim_names[i] : "-");
     snprintf(out, cap, "%s v%d shape=%s chunks=%s read=%s unit=%s scale=%u fill=%lld key=%s codecs=%s dims=%s",
-             m->values == ZF_VALUES_DATETIME ? "dt" : "td", m->zarr_format, shape, chunks, read,
+             m->values == ZF_VALUES_DATETIME ? "dt" : m->values == ZF_VALUES_CFTIME ? "cft" : "td", m->zarr_format, shape, chunks, read,
              zf_unit_name(m->unit), m->scale, (long long)m->fill, key, codecs, names);
 }
 
