@@ -29,6 +29,7 @@ struct zf_tree {
     char cons_key[16];            /* the consolidated metadata's key, if every node's
                                      metadata came from it; "" if not */
     zf_stamp cons_stamp;          /* its stamp when the tree was built */
+    int root_array;               /* the store's root is an array, not a group */
     char unknown[320];            /* the first part the walk could not tell (key: reason);
                                      "" if none (zf_tree_incomplete) */
 };

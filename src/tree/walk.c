@@ -340,6 +340,7 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
         *group = 1;
         return ZF_OK;
     }
+    w->t->root_array |= depth == 0;
     if (kind != ZF_KIND_TIMEDELTA || !zf_cf_shown(&m.cf, w->t->opts->cf)) { /* or -o cf= hides it */
         w->other++;
         zf_meta_clear(&m);
