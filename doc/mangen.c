@@ -96,6 +96,11 @@ static int table(FILE *out, const char *page, const char *name)
 #define X(spelling, def, desc) item(out, spelling, NULL, desc, def);
         ZF_CAT_OPTIONS(X)
 #undef X
+#define X(id, kind, arg, def, desc)                                                              \
+    if (!zf_opt_mount_only(ZF_OPT_##id))                                                         \
+        item(out, SPELL_##kind(id), ARG_##kind(arg), desc, def);
+        ZF_OPTIONS(X)
+#undef X
     } else if (!fs && strcmp(name, "CAT_EXIT") == 0) {
 #define X(status, meaning) item(out, status, NULL, meaning, NULL);
         ZF_CAT_EXIT_STATUSES(X)

@@ -18,6 +18,16 @@
 /* shortest pause between two re-checks, so that timeout=0 does not spin */
 #define CHECK_MIN_PAUSE 0.1
 
+/* While no file or directory of the mount is open, the chunk stamps of sized
+ * arrays (a stat or a listing per chunk: the bulk of a re-check's cost) are
+ * compared only every CHUNK_EVERY timeouts, and at most one part in
+ * CHUNK_SHARE of the time (a store with more chunks: less often); the
+ * metadata documents every timeout.  A read that meets a changed chunk fails
+ * and asks for a re-check whatever the pacing (ops.c), so a stale size is
+ * never read from. */
+#define CHUNK_EVERY 10
+#define CHUNK_SHARE 1000
+
 static double now(void)
 {
     struct timespec ts;
@@ -231,13 +241,14 @@ static zf_tree *rebuild(zf_fs *fs, const zf_store *store)
     return NULL;
 }
 
-/* does fresh show what the current tree does not?  1, or 0 (fresh freed);
- * a current tree the store could not tell all of is replaced by a whole one */
-static int differs(zf_fs *fs, zf_tree *fresh)
+/* does fresh show what the current tree does not (the chunks of sized
+ * arrays too if chunks)?  1, or 0 (fresh freed); a current tree the store
+ * could not tell all of is replaced by a whole one */
+static int differs(zf_fs *fs, zf_tree *fresh, int chunks)
 {
     char why[400] = "";
     int rc = zf_tree_incomplete(fs->cur->tree, why, sizeof why)
-                 ? 1 : zf_tree_stale(fs->cur->tree, fresh, why, sizeof why);
+                 ? 1 : zf_tree_stale(fs->cur->tree, fresh, chunks, why, sizeof why);
     if (rc < 0)
         told_unknown(fs, why);
     else
@@ -247,17 +258,18 @@ static int differs(zf_fs *fs, zf_tree *fresh)
     return rc > 0;
 }
 
-/* rebuild the tree; if the store changed, make the new tree current and
- * return the replaced generation (with the reference fs->cur had), else NULL.
- * Runs on the notifier thread only, the one writer of fs->cur. */
-static zf_gen *check(zf_fs *fs)
+/* rebuild the tree; if the store changed (its metadata, or if chunks the
+ * chunks of sized arrays), make the new tree current and return the
+ * replaced generation (with the reference fs->cur had), else NULL.  Runs on
+ * the notifier thread only, the one writer of fs->cur. */
+static zf_gen *check(zf_fs *fs, int chunks)
 {
     const zf_store *from = zf_tree_store(fs->cur->tree);
     zf_store *moved = NULL; /* what it follows moved: a store showing its new version */
     if (!update_store(fs, from, &moved))
         return NULL;
     char why[400] = "";
-    int same = moved ? 0 : zf_tree_unchanged(fs->cur->tree, why, sizeof why); /* remote: one HEAD */
+    int same = moved ? 0 : zf_tree_unchanged(fs->cur->tree, chunks, why, sizeof why); /* remote: one HEAD */
     if (same) {
         if (same < 0)
             told_unknown(fs, why);
@@ -273,7 +285,7 @@ static zf_gen *check(zf_fs *fs)
     if (moved) { /* a new snapshot: shown, even if nothing the tree compares changed */
         told_answers(fs);
         zf_tree_own_store(fresh, moved);
-    } else if (!differs(fs, fresh))
+    } else if (!differs(fs, fresh, chunks))
         return NULL;
     struct timespec seen;
     clock_gettime(CLOCK_REALTIME, &seen);
@@ -317,7 +329,7 @@ static void *notifier(void *arg)
 {
     zf_fs *fs = arg;
     double pause = fs->timeout > CHECK_MIN_PAUSE ? fs->timeout : CHECK_MIN_PAUSE;
-    double due = now() + pause, soon = now() + CHECK_MIN_PAUSE;
+    double due = now() + pause, soon = now() + CHECK_MIN_PAUSE, chunks_due = 0;
     pthread_mutex_lock(&fs->mu);
     while (!fs->stopping) {
         double t = fs->recheck_soon && soon < due ? soon : due;
@@ -325,17 +337,23 @@ static void *notifier(void *arg)
             wait_until(fs, t);
             continue;
         }
+        /* asked (a request, SIGUSR1), in use, or their turn: the chunks too */
+        int chunks = fs->recheck_soon || fs->open || now() >= chunks_due;
         fs->recheck_soon = 0;
         pthread_mutex_unlock(&fs->mu);
         double start = now();
-        zf_gen *old = check(fs);
+        zf_gen *old = check(fs, chunks);
         if (old) {
             invalidate(fs, old->tree);
+            invalidate(fs, fs->cur->tree); /* new names, which the kernel may hold as absent */
             zf_gen_put(fs, old);
         }
         double end = now(), took = end - start;
         due = end + (took > pause ? took : pause);
         soon = end + (took > CHECK_MIN_PAUSE ? took : CHECK_MIN_PAUSE);
+        if (chunks)
+            chunks_due = end + (took * CHUNK_SHARE > pause * CHUNK_EVERY ? took * CHUNK_SHARE
+                                                                        : pause * CHUNK_EVERY);
         pthread_mutex_lock(&fs->mu);
     }
     pthread_mutex_unlock(&fs->mu);
@@ -364,14 +382,39 @@ int zf_gen_start(zf_fs *fs, zf_tree *tree)
     return fs->cur ? 0 : -ENOMEM;
 }
 
+/* the thread that turns each SIGUSR1 (blocked in every thread: main.c)
+ * into a re-check; zf_gen_stop_notifier ends it with one of its own */
+static void *recheck_on_signal(void *arg)
+{
+    zf_fs *fs = arg;
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    for (;;) {
+        int sig = 0;
+        sigwait(&usr1, &sig);
+        pthread_mutex_lock(&fs->mu);
+        int stopping = fs->stopping;
+        pthread_mutex_unlock(&fs->mu);
+        if (stopping)
+            return NULL;
+        zf_log_info("SIGUSR1: re-checking the store now");
+        zf_gen_recheck_soon(fs);
+    }
+}
+
 int zf_gen_start_notifier(zf_fs *fs)
 {
     sigset_t all, old; /* SIGTERM and SIGINT go to the session loop's thread */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&fs->notifier, NULL, notifier, fs);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
     fs->notifier_running = rc == 0;
+    if (rc == 0) {
+        rc = pthread_create(&fs->signal_waiter, NULL, recheck_on_signal, fs);
+        fs->signal_waiter_running = rc == 0;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return -rc;
 }
 
@@ -384,6 +427,9 @@ void zf_gen_stop_notifier(zf_fs *fs)
     if (fs->notifier_running)
         pthread_join(fs->notifier, NULL);
     fs->notifier_running = 0;
+    if (fs->signal_waiter_running && pthread_kill(fs->signal_waiter, SIGUSR1) == 0)
+        pthread_join(fs->signal_waiter, NULL);
+    fs->signal_waiter_running = 0;
 }
 
 void zf_gen_stop(zf_fs *fs)

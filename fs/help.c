@@ -16,7 +16,8 @@ void zf_help_print(const char *prog)
            "(numpy.timedelta64, numpy.datetime64, and integer or float arrays with CF time\n"
            "units, as xarray writes them) as text files, and every group as a directory.\n"
            "An Icechunk repository shows as the Zarr store of one of its snapshots\n"
-           "(-o branch=, tag=, snapshot=).  SIGINT, SIGTERM and SIGHUP unmount.\n\n"
+           "(-o branch=, tag=, snapshot=).  SIGINT, SIGTERM and SIGHUP unmount;\n"
+           "SIGUSR1 re-checks the store now.\n\n"
            "Files of each array NAME:\n", prog);
 #define X(ext, desc) zf_help_row("NAME" ext, desc, NULL);
     ZF_VIEWS(X)

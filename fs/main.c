@@ -15,7 +15,9 @@
 #include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
-#include "base/utf8.h"
+#include "owner.h"
+#include "precheck.h"
+#include "optcheck.h"
 #include "options.h"
 #include "store/net.h"
 #include "store/open.h"
@@ -37,23 +39,19 @@ typedef struct cli {
     int nonopts;
     int has_fsname;  /* -o fsname= given: the mount table shows it instead of STORE */
     int has_subtype; /* -o subtype= given */
+    int allow_other; /* -o allow_other given: other users see the mount */
     int log_fd;      /* -o log=FILE, once opened; -1 otherwise */
 } cli;
 
 /* the default of each VAL option, from options.h */
-enum {
-#define X(id, kind, arg, def, desc) OPT_##id,
-    ZF_OPTIONS(X)
-#undef X
-};
 static const char *const opt_default[] = {
-#define X(id, kind, arg, def, desc) [OPT_##id] = def,
+#define X(id, kind, arg, def, desc) [ZF_OPT_##id] = def,
     ZF_OPTIONS(X)
 #undef X
 };
-#define DEFAULT(c, id) ((c)->id ? (c)->id : opt_default[OPT_##id])
+#define DEFAULT(c, id) ((c)->id ? (c)->id : opt_default[ZF_OPT_##id])
 
-enum { KEY_FSNAME, KEY_SUBTYPE, KEY_IGNORE, KEY_WRITE };
+enum { KEY_FSNAME, KEY_SUBTYPE, KEY_IGNORE, KEY_WRITE, KEY_ALLOW_OTHER };
 
 #define SPEC_VAL(id) {#id "=%s", offsetof(cli, id), 0}
 #define SPEC_FLAG(id) {#id, offsetof(cli, id), 1}
@@ -65,6 +63,7 @@ static const struct fuse_opt cli_spec[] = {
 #undef X
     FUSE_OPT_KEY("fsname=", KEY_FSNAME),   /* noted, and kept for libfuse */
     FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+    FUSE_OPT_KEY("allow_other", KEY_ALLOW_OTHER), /* noted, and kept for libfuse */
 #define X(name) SPEC_KEY(name, KEY_IGNORE)
     ZF_IGNORED_MOUNT_OPTIONS(X)
 #undef X
@@ -97,6 +96,7 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
     switch (key) {
     case KEY_FSNAME: c->has_fsname = 1; return 1;
     case KEY_SUBTYPE: c->has_subtype = 1; return 1;
+    case KEY_ALLOW_OTHER: c->allow_other = 1; return 1;
     case KEY_IGNORE: return 0;
     case KEY_WRITE:
         fprintf(stderr, "zarrfs: -o %s: zarrfs is read-only (mount with -o ro)\n", arg);
@@ -115,47 +115,6 @@ static int cli_proc(void *data, const char *arg, int key, struct fuse_args *out)
 }
 
 #define ZF_READ_AHEAD_MAX ((size_t)1 << 30)
-
-/* parse "256M"-style sizes; 0 on error (a sign or a space too: strtoull
- * would take "-5" as 2^64 - 5) */
-static size_t parse_size(const char *s)
-{
-    char *end;
-    if (*s < '0' || *s > '9')
-        return 0;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return 0;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
-    }
-    if ((*end == 'B' || *end == 'b') && end[1] == '\0')
-        end++;
-    if (*end || v > (SIZE_MAX >> shift))
-        return 0;
-    return (size_t)v << shift;
-}
-
-/* refuse a MOUNTPOINT that is not a directory (the view's root is one); a
- * /dev/fd/N given by a mount helper is libfuse's to check */
-static int check_mountpoint(const char *mnt)
-{
-    unsigned fd;
-    int end = 0;
-    if (sscanf(mnt, "/dev/fd/%u%n", &fd, &end) == 1 && mnt[end] == '\0')
-        return 0;
-    struct stat st;
-    if (stat(mnt, &st) != 0)
-        return fail_errno("cannot use mountpoint", mnt, errno);
-    if (!S_ISDIR(st.st_mode))
-        return fail("mountpoint is not a directory", mnt);
-    return 0;
-}
 
 /* "-oNAME=VALUE" with VALUE escaped for libfuse's option parser (a backslash
  * before every ',' and '\\'); NULL when out of memory */
@@ -290,10 +249,12 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
 typedef struct settings {
     size_t cache_bytes;
     size_t read_ahead;
-    double timeout;
+    double timeout;     /* ZF_TIMEOUT_NEVER: a static view */
     zf_log_level log_level;
     zf_layout_opts lo;
     zf_store_opts so;   /* how to open the store (owned: zf_store_opts_free) */
+    zf_owner owner;     /* -o uid=, gid=, umask= (owner.h) */
+    char ignored[256];  /* options for remote stores only, ignored for a local one */
     char index_dir[4096];
 } settings;
 
@@ -303,31 +264,14 @@ static void cred_note(zf_log_level level, const char *line)
     zf_log_msg(level, "%s", line);
 }
 
-/* the store's options of the command line (store/open.h) into so; the
- * exit status (1 after a line on stderr) */
-static int store_options(const cli *c, zf_store_opts *so)
-{
-    char err[256];
-    int rc = ZF_OK;
-    so->note = cred_note;
-#define SET_VAL(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, c->id, err, sizeof err);
-#define SET_FLAG(id) if (rc == ZF_OK && c->id) rc = zf_store_opt_set(so, #id, NULL, err, sizeof err);
-#define SET_OPT(id) if (rc == ZF_OK && (c->id || c->id##_flag)) \
-        rc = zf_store_opt_set(so, #id, c->id, err, sizeof err);
-#define X(id, kind, arg, def, desc) SET_##kind(id) if (rc == ZF_ENOTFOUND) rc = ZF_OK;
-    ZF_OPTIONS(X)
-#undef X
-#undef SET_VAL
-#undef SET_FLAG
-#undef SET_OPT
-    if (rc == ZF_ENOMEM)
-        return fail("out of memory", NULL);
-    return rc == ZF_OK ? 0 : fail(err, NULL);
-}
-
-/* "1.5"-style seconds, 0 to 1e9; 0 or -1 */
+/* "1.5"-style seconds, 0 to 1e9, or never; 0 or -1 */
 static int parse_seconds(const char *s, double *out)
 {
+    char kw[8];
+    if (!strcmp(zf_opt_keyword(s, kw, sizeof kw), "never")) {
+        *out = ZF_TIMEOUT_NEVER;
+        return 0;
+    }
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -337,14 +281,26 @@ static int parse_seconds(const char *s, double *out)
     return 0;
 }
 
-/* check every option's value and fill st; the exit status (1 after a line on stderr) */
-static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settings *st)
+/* the options of options.h as cli holds them, by number (flags given: "") */
+static void cli_values(const cli *c, const char *val[ZF_OPT_COUNT])
 {
-    st->cache_bytes = parse_size(DEFAULT(c, cache_size));
-    st->read_ahead = parse_size(DEFAULT(c, read_ahead));
-    st->lo = (zf_layout_opts){.nat = DEFAULT(c, nat)};
-    if (!st->cache_bytes)
-        return fail("invalid cache_size", c->cache_size);
+#define VAL_VAL(id) val[ZF_OPT_##id] = c->id;
+#define VAL_FLAG(id) val[ZF_OPT_##id] = c->id ? "" : NULL;
+#define VAL_OPT(id) val[ZF_OPT_##id] = c->id ? c->id : c->id##_flag ? "" : NULL;
+#define X(id, kind, arg, def, desc) VAL_##kind(id)
+    ZF_OPTIONS(X)
+#undef X
+#undef VAL_VAL
+#undef VAL_FLAG
+#undef VAL_OPT
+}
+
+/* check the mount's own options (those zarrfs-cat has not) into st; the
+ * exit status (1 after a line on stderr) */
+static int check_mount_options(const cli *c, const struct fuse_cmdline_opts *o, settings *st)
+{
+    char kw[16], err[256];
+    st->read_ahead = zf_opt_size(DEFAULT(c, read_ahead));
     if (!st->read_ahead && strcmp(DEFAULT(c, read_ahead), "0") != 0)
         return fail("invalid read_ahead", c->read_ahead);
     if (st->read_ahead > ZF_READ_AHEAD_MAX)
@@ -352,26 +308,33 @@ static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settin
     /* a remote store is re-checked less often: every check costs requests */
     const char *timeout = c->timeout ? c->timeout : zf_store_spec_remote(c->store) ? "60" : "1";
     if (parse_seconds(timeout, &st->timeout))
-        return fail("invalid timeout (seconds from 0 to 1e9)", c->timeout);
-    if (zf_format_parse(DEFAULT(c, format), &st->lo.format))
-        return fail("unknown format (pandas, iso, numpy, seconds, raw)", c->format);
-    if (strcmp(DEFAULT(c, labels), "coords") && strcmp(DEFAULT(c, labels), "index"))
-        return fail("unknown labels (coords, index)", c->labels);
-    st->lo.labels_index = !strcmp(DEFAULT(c, labels), "index");
-    if (zf_cf_mode_parse(DEFAULT(c, cf), &st->lo.cf))
-        return fail("unknown cf (all, dtype, off)", c->cf);
-    if (strlen(st->lo.nat) > ZF_NAT_MAX)
-        return fail("nat text is too long", NULL);
-    if (zf_utf8_has_control(st->lo.nat)) /* a newline would split a line in two */
-        return fail("nat text holds a control character", NULL);
-    if (zf_log_level_parse(DEFAULT(c, log_level), &st->log_level))
+        return fail("invalid timeout (seconds from 0 to 1e9, or never)", c->timeout);
+    if (zf_log_level_parse(zf_opt_keyword(DEFAULT(c, log_level), kw, sizeof kw), &st->log_level))
         return fail("unknown log_level (error, warn, info, debug)", c->log_level);
     if (o->debug && !c->log_level)
         st->log_level = ZF_LOG_DEBUG;
+    if (zf_owner_parse(c->uid, c->gid, c->umask, &st->owner, err, sizeof err))
+        return fail(err, NULL);
     if (!c->no_index_cache && zf_idxcache_default_dir(st->index_dir, sizeof st->index_dir) == 0)
         st->lo.index_dir = st->index_dir;
+    if (!(st->lo.index_max = zf_opt_size(DEFAULT(c, index_cache_size))))
+        return fail("invalid index_cache_size", c->index_cache_size);
+    return 0;
+}
+
+/* check every option's value and fill st; the exit status (1 after a line on stderr) */
+static int check_options(const cli *c, const struct fuse_cmdline_opts *o, settings *st)
+{
+    const char *val[ZF_OPT_COUNT];
+    char err[256];
+    cli_values(c, val);
+    st->so.note = cred_note;
+    if (zf_opt_settings(val, &st->lo, &st->cache_bytes, &st->so, err, sizeof err))
+        return fail(err, NULL);
     st->so.cache_bytes = st->cache_bytes; /* a repository's manifests take a share of it */
-    return store_options(c, &st->so);
+    if (!zf_store_spec_remote(c->store)) /* one fstab template serves both */
+        zf_store_opts_drop_remote(&st->so, st->ignored, sizeof st->ignored);
+    return check_mount_options(c, o, st);
 }
 
 /* open path for appending log lines: a regular file (created 0640), never a
@@ -443,8 +406,10 @@ static void fuse_message(enum fuse_log_level level, const char *fmt, va_list ap)
     len = 0;
 }
 
-/* open STORE; for a local one, *mtime gets its root's; the exit status */
-static int open_store(const cli *c, const settings *st, zf_store **store, struct timespec *mtime)
+/* open STORE; for a local one, *mtime gets its root's; *attrs what every
+ * node shows (owner.h); the exit status */
+static int open_store(const cli *c, const settings *st, zf_store **store, struct timespec *mtime,
+                      zf_owner_attrs *attrs)
 {
     char err[512];
     int remote = zf_store_spec_remote(c->store);
@@ -459,8 +424,12 @@ static int open_store(const cli *c, const settings *st, zf_store **store, struct
         return fail(rc == ZF_ENOTFOUND ? "store not found or not a directory" : "cannot open store", c->store);
     if (remote) { /* no root to stat: the mount's time */
         clock_gettime(CLOCK_REALTIME, mtime);
+        *attrs = zf_owner_resolve(&st->owner, c->allow_other, NULL);
         return 0;
     }
+    if (*st->ignored)
+        zf_log_warn("-o %s: for remote stores only; ignored for the local store %s", st->ignored,
+                    c->store);
     struct stat sst;
     if (fstatat(AT_FDCWD, c->store, &sst, 0) != 0) {
         rc = fail_errno("cannot stat store", c->store, errno);
@@ -469,6 +438,7 @@ static int open_store(const cli *c, const settings *st, zf_store **store, struct
         return rc;
     }
     *mtime = sst.st_mtim;
+    *attrs = zf_owner_resolve(&st->owner, c->allow_other, &sst);
     return 0;
 }
 
@@ -478,7 +448,8 @@ static int run_with(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c,
     zf_store *store = NULL;
     zf_tree *tree = NULL;
     struct timespec mtime;
-    int rc = open_store(c, st, &store, &mtime);
+    zf_owner_attrs attrs;
+    int rc = open_store(c, st, &store, &mtime, &attrs);
     if (rc)
         return rc;
     zf_cache *cache = zf_cache_new(st->cache_bytes);
@@ -491,8 +462,12 @@ static int run_with(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c,
         zf_cache_free(cache);
         return r;
     }
+    if (!zf_store_spec_remote(c->store) && zf_tree_root_is_array(tree) && !st->lo.labels_index)
+        zf_precheck_root_array(c->store);
+    zf_precheck_warn_not_empty(o->mountpoint);
     zf_fs fs = {.store = store, .cache = cache, .opts = &st->lo, .timeout = st->timeout,
-                .uid = getuid(), .gid = getgid(), .mtime = mtime,
+                .uid = attrs.uid, .gid = attrs.gid, .file_mode = attrs.file_mode,
+                .dir_mode = attrs.dir_mode, .mtime = mtime,
                 .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(st->read_ahead >> 10),
                 .read_ahead_asked = c->read_ahead != NULL};
     if (add_mount_opts(args, c, zf_store_path(store)) != 0) {
@@ -516,7 +491,8 @@ static int run(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c)
 {
     settings st = {0};
     int rc = 1;
-    if (!check_options(c, o, &st) && !check_mountpoint(o->mountpoint) && !setup_log(c, o, &st))
+    if (!check_options(c, o, &st) && !zf_precheck_fuse_options(args, fuse_message) &&
+        !zf_precheck_mountpoint(o->mountpoint) && !setup_log(c, o, &st))
         rc = run_with(args, o, c, &st);
     zf_store_opts_free(&st.so);
     return rc;
@@ -540,6 +516,10 @@ int main(int argc, char **argv)
      * freed by the cache goes back to the system (no dynamic threshold) */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     fuse_set_log_func(fuse_message);
+    sigset_t usr1; /* asks for a re-check (gen.c's thread waits for it), never ends us */
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL);
     char err[256];
     if (zf_net_global_init(err, sizeof err) != ZF_OK) /* before any thread */
         return fail(err, NULL);

@@ -55,7 +55,7 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st, int siz
     st->st_gid = fs->gid;
     st->st_blksize = 4096;
     if (n->is_dir) {
-        st->st_mode = S_IFDIR | 0555;
+        st->st_mode = S_IFDIR | fs->dir_mode;
         st->st_nlink = 2;
         node_times(fs, n, st);
         return 0;
@@ -65,7 +65,7 @@ static int node_attr(const zf_fs *fs, const zf_node *n, struct stat *st, int siz
     if (rc)
         return zf_err_errno(rc);
     node_times(fs, n, st);
-    st->st_mode = S_IFREG | 0444;
+    st->st_mode = S_IFREG | fs->file_mode;
     st->st_nlink = 1;
     st->st_size = (off_t)size;
     st->st_blocks = (blkcnt_t)((size + 511) / 512);

@@ -15,7 +15,8 @@
     X(".csv", "a header line, then one line per element: its coordinates' values (as xarray's "  \
               "to_dataframe().to_csv() writes them; -o labels=), or its indices, then its value")  \
     X(".info", "a description of the array in key: value lines: shape, chunks, data type, "     \
-               "unit, fill value, dimension names, codecs, path and how many chunks are stored")
+               "unit, fill value, dimension names, other attributes, codecs, path, how many "       \
+               "chunks are stored, and the line counts and sizes of the text files")
 
 /* X(ID, KIND, ARG, DEFAULT, DESCRIPTION): the -o options zarrfs itself reads.
  * KIND is VAL (-o ID=ARG, kept as a string), FLAG (-o ID) or OPT (-o ID, or
@@ -43,8 +44,9 @@
       "the kernel's read-ahead window of the mount, set on the first open; 0 leaves the "        \
       "kernel's; needs root")                                                                    \
     X(timeout, VAL, "SECONDS", "1, 60 for a remote store",                                      \
-      "how long the kernel caches names and sizes, and how often the store is re-checked "       \
-      "for changes")                                                                             \
+      "how long the kernel caches names and sizes, and how often the store's metadata is "       \
+      "re-checked for changes (the chunks of arrays being read too; of the others, less "        \
+      "often as they are larger); never: a static view, re-checked only on SIGUSR1")             \
     X(follow_symlinks, FLAG, "", "off", "follow symlinks that lead outside the store")           \
     X(connections, VAL, "N", "16",                                                               \
       "remote stores: most requests in flight at once, and connections kept open")              \
@@ -87,10 +89,42 @@
       "a reference set's own directory, host or bucket always); reads of others fail with EIO") \
     X(no_index_cache, FLAG, "", "off",                                                           \
       "do not keep offset indexes in $XDG_CACHE_HOME/zarrfs, or ~/.cache/zarrfs")               \
+    X(index_cache_size, VAL, "BYTES", "1G",                                                      \
+      "the most that directory holds (K, M, G); beyond it the least recently used offset "       \
+      "indexes are removed")                                                                     \
     X(log, VAL, "FILE", "stderr with -f, else syslog",                                           \
       "append log lines to FILE, a regular file (not a symlink), instead")                       \
     X(log_level, VAL, "LEVEL", "warn",                                                           \
-      "lowest level logged: error, warn, info or debug; -d implies debug")
+      "lowest level logged: error, warn, info or debug; -d implies debug")                       \
+    X(uid, VAL, "N", "the mounting user, or with allow_other a local store's owner",             \
+      "the owner every file and directory shows")                                                \
+    X(gid, VAL, "N", "the mounting group, or with allow_other a local store's group",            \
+      "the group every file and directory shows")                                                \
+    X(umask, VAL, "OCTAL", "none, or with allow_other a local store's missing read bits",        \
+      "permission bits taken away from the 0444 of files and the 0555 of directories")
+
+/* X(ID): the options of ZF_OPTIONS that only a mount has; zarrfs-cat takes
+ * every other one (the same names, values and defaults) */
+#define ZF_MOUNT_ONLY_OPTIONS(X)                                                                 \
+    X(read_ahead) X(timeout) X(no_index_cache) X(index_cache_size) X(log) X(log_level) X(uid)  \
+    X(gid) X(umask)
+
+/* the number of each option of ZF_OPTIONS: ZF_OPT_format, ZF_OPT_nat, ... */
+enum zf_opt_id {
+#define X(id, kind, arg, def, desc) ZF_OPT_##id,
+    ZF_OPTIONS(X)
+#undef X
+    ZF_OPT_COUNT
+};
+
+/* 1 if option id is one of ZF_MOUNT_ONLY_OPTIONS (zarrfs-cat has not it), else 0 */
+static inline int zf_opt_mount_only(int id)
+{
+#define X(oid) if (id == ZF_OPT_##oid) return 1;
+    ZF_MOUNT_ONLY_OPTIONS(X)
+#undef X
+    return 0;
+}
 
 /* how an option of ZF_OPTIONS is written: -o ID=ARG (VAL) or -o ID (FLAG) */
 #define ZF_SPELL_VAL(id, arg) "-o " #id "=" arg

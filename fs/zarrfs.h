@@ -8,6 +8,10 @@
 
 #include "tree/tree.h"
 
+/* -o timeout=never: the kernel keeps names and sizes, and the store is
+ * re-checked only when asked (SIGUSR1), as if the timeout were 31 years */
+#define ZF_TIMEOUT_NEVER 1e9
+
 /* One version of the tree.  The current-tree slot, requests, open files and
  * kernel-held node numbers (zf_inodes) hold references; the tree is freed
  * when the last reference goes. */
@@ -43,14 +47,17 @@ typedef struct zf_fs {
     zf_cache *cache;
     const zf_layout_opts *opts;
     double timeout;          /* entry/attr timeout, and how often the store is re-checked */
-    uid_t uid;
+    uid_t uid;               /* owner, group and permission bits of every node (owner.h) */
     gid_t gid;
+    mode_t file_mode, dir_mode;
     struct timespec mtime;   /* the times of a node whose own are unknown (tree.h) */
     struct fuse_session *se;
     pthread_mutex_t mu;
     pthread_cond_t wake;     /* wakes the notifier thread to stop (CLOCK_MONOTONIC) */
     pthread_t notifier;
     int notifier_running;
+    pthread_t signal_waiter; /* SIGUSR1: re-check now (gen.c) */
+    int signal_waiter_running;
     zf_gen *cur;             /* the current tree */
     zf_gen *live;            /* list of all generations not yet freed */
     zf_inodes inodes;        /* node numbers the kernel holds, and their generations */
@@ -92,8 +99,10 @@ void zf_gen_put(zf_fs *fs, zf_gen *g);
 int zf_gen_start(zf_fs *fs, zf_tree *tree);
 
 /* Start the thread that re-checks the store every timeout, swaps in a rebuilt
- * tree and invalidates the kernel's caches; call it after fuse_daemonize
- * (threads do not survive its fork).  0 or a negative errno. */
+ * tree and invalidates the kernel's caches, and the one that has it re-check
+ * at once on SIGUSR1 (which the caller keeps blocked in every thread); call
+ * it after fuse_daemonize (threads do not survive its fork).  0 or a
+ * negative errno. */
 int zf_gen_start_notifier(zf_fs *fs);
 
 /* A request met a directory the store could not tell all of, or a read
@@ -102,8 +111,8 @@ int zf_gen_start_notifier(zf_fs *fs);
  * timeout, so that a later request finds what the store says then. */
 void zf_gen_recheck_soon(zf_fs *fs);
 
-/* Stop the notifier thread (before the session is unmounted); waits for a
- * re-check in progress. */
+/* Stop the notifier thread and the SIGUSR1 one (before the session is
+ * unmounted); waits for a re-check in progress. */
 void zf_gen_stop_notifier(zf_fs *fs);
 
 /* Stop the notifier and free every generation at shutdown, including those

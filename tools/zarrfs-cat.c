@@ -10,6 +10,8 @@
 #include "base/utf8.h"
 #include "cat_options.h"
 #include "helpfmt.h"
+#include "list.h"
+#include "optcheck.h"
 #include "progress.h"
 #include "store/net.h"
 #include "store/open.h"
@@ -23,7 +25,7 @@
 /* --help: usage, options and exit statuses (cat_options.h) on stdout */
 static void help(void)
 {
-    printf(USAGE "\n\n"
+    printf(USAGE "\n       zarrfs-cat --list [options] STORE\n\n"
            "Write the bytes zarrfs shows for one array file to standard output, without\n"
            "mounting: NAME.txt unless --csv or --info.  ARRAY_PATH is the array's path in\n"
            "the store (group/array), or a file path as the mount shows it\n"
@@ -34,6 +36,11 @@ static void help(void)
            "options:\n");
 #define X(spelling, def, desc) zf_help_row(spelling, desc, def);
     ZF_CAT_OPTIONS(X)
+#undef X
+#define X(id, kind, arg, def, desc)                                                              \
+    if (!zf_opt_mount_only(ZF_OPT_##id))                                                         \
+        zf_help_row(ZF_SPELL_##kind(id, arg), desc, def);
+    ZF_OPTIONS(X)
 #undef X
     printf("\nexit status:\n");
 #define X(status, meaning) zf_help_row(status, meaning, NULL);
@@ -48,61 +55,67 @@ static int usage_error(void)
     return 2;
 }
 
-/* one NAME[=VALUE] item of -o that is no view option: a store option
- * (store/open.h; follow_symlinks is zarrfs's alone); 0 or -1 after a line on stderr */
-static int store_opt(char *item, zf_store_opts *so)
+/* the next NAME[=VALUE] item of the -o list *s (backslash escapes a comma),
+ * unescaped in place; *s moves past it.  NULL at the end. */
+static char *next_item(char **s)
 {
-    char err[256];
-    char *eq = strchr(item, '=');
-    if (eq)
-        *eq = '\0';
-    int rc = strcmp(item, "follow_symlinks") ? zf_store_opt_set(so, item, eq ? eq + 1 : NULL, err, sizeof err)
-                                             : ZF_ENOTFOUND;
-    if (eq)
-        *eq = '=';
-    if (rc == ZF_ENOTFOUND)
-        return fprintf(stderr, "zarrfs-cat: unknown option: %s\n", item), -1;
-    if (rc == ZF_ENOMEM)
-        return fprintf(stderr, "zarrfs-cat: out of memory\n"), -1;
-    if (rc != ZF_OK)
-        return fprintf(stderr, "zarrfs-cat: %s\n", err), -1;
+    if (!**s)
+        return NULL;
+    char *item = *s, *o = *s, *p = *s;
+    for (; *p && *p != ','; p++) {
+        if (*p == '\\' && p[1])
+            p++;
+        *o++ = *p;
+    }
+    *s = *p ? p + 1 : p;
+    *o = '\0';
+    return item;
+}
+
+/* the items of one -o list (modified in place: val points into it) into
+ * val, indexed by ZF_OPT_... (options.h: zarrfs's, less those of a mount
+ * only); 0, or -1 after a line on stderr */
+static int parse_opts(char *s, const char *val[ZF_OPT_COUNT])
+{
+    for (char *item; (item = next_item(&s));) {
+        if (!*item)
+            continue;
+        char *eq = strchr(item, '=');
+        if (eq)
+            *eq = '\0';
+        int id = zf_opt_find(item);
+        const char *near = zf_opt_nearest(item, 0);
+        if (id >= 0 && zf_opt_mount_only(id))
+            return fprintf(stderr, "zarrfs-cat: -o %s applies to a mount only\n", item), -1;
+        if (id < 0 && near)
+            return fprintf(stderr, "zarrfs-cat: unknown option: %s (did you mean %s?)\n", item,
+                           near), -1;
+        if (id < 0)
+            return fprintf(stderr, "zarrfs-cat: unknown option: %s (see --help)\n", item), -1;
+        enum zf_opt_kind kind = zf_opt_kind(id);
+        if ((kind == ZF_OPT_KIND_FLAG && eq) || (kind == ZF_OPT_KIND_VAL && !eq))
+            return fprintf(stderr, "zarrfs-cat: -o %s %s\n", item,
+                           eq ? "takes no value" : "needs a value (-o NAME=VALUE)"), -1;
+        val[id] = eq ? eq + 1 : "";
+    }
     return 0;
 }
 
-/* parse "format=x,nat=y,connections=n" (backslash escapes a comma) into opts
- * and so; nat is copied to natbuf */
-static int parse_opts(const char *s, zf_layout_opts *opts, char *natbuf, size_t cap, zf_store_opts *so)
+/* the settings of the options val into opts, *cache_bytes and so (remote
+ * ones dropped with a warning for a local store, as zarrfs does); 0, or -1
+ * after a line on stderr */
+static int settings(const char *const val[ZF_OPT_COUNT], const char *store, zf_layout_opts *opts,
+                    size_t *cache_bytes, zf_store_opts *so)
 {
-    while (*s) {
-        char item[512];
-        size_t n = 0;
-        for (; *s && *s != ','; s++) {
-            if (*s == '\\' && s[1])
-                s++;
-            if (n + 1 < sizeof item)
-                item[n++] = *s;
-        }
-        item[n] = '\0';
-        if (*s == ',')
-            s++;
-        if (!strncmp(item, "format=", 7)) {
-            if (zf_format_parse(item + 7, &opts->format))
-                return fprintf(stderr, "zarrfs-cat: unknown format: %s\n", item + 7), -1;
-        } else if (!strncmp(item, "labels=", 7)) {
-            if (strcmp(item + 7, "coords") && strcmp(item + 7, "index"))
-                return fprintf(stderr, "zarrfs-cat: unknown labels: %s\n", item + 7), -1;
-            opts->labels_index = !strcmp(item + 7, "index");
-        } else if (!strncmp(item, "nat=", 4)) {
-            if (strlen(item + 4) >= cap)
-                return fprintf(stderr, "zarrfs-cat: nat text is too long\n"), -1;
-            if (zf_utf8_has_control(item + 4)) /* a newline would split a line in two */
-                return fprintf(stderr, "zarrfs-cat: nat text holds a control character\n"), -1;
-            strcpy(natbuf, item + 4);
-            opts->nat = natbuf;
-        } else if (*item && store_opt(item, so)) {
-            return -1;
-        }
-    }
+    char err[256];
+    if (zf_opt_settings(val, opts, cache_bytes, so, err, sizeof err))
+        return fprintf(stderr, "zarrfs-cat: %s\n", err), -1;
+    if (zf_store_spec_remote(store))
+        return 0;
+    zf_store_opts_drop_remote(so, err, sizeof err);
+    if (*err)
+        fprintf(stderr, "zarrfs-cat: warning: -o %s: for remote stores only; ignored for the "
+                "local store %s\n", err, store);
     return 0;
 }
 
@@ -140,6 +153,9 @@ static int write_all(const char *p, size_t n)
 /* write the file of node n to stdout; progress on a terminal's stderr if asked */
 static int cat_node(const zf_node *n, int progress)
 {
+    uint64_t sized;
+    if (n->view == ZF_VIEW_INFO) /* its byte counts, as a mount whose files were read shows */
+        (void)zf_layout_size(n->layout, ZF_VIEW_TXT, &sized); /* (a failure: "not known") */
     char *buf = malloc(CHUNK);
     uint64_t off = 0, total = 0;
     zf_cursor cursor = {0, UINT64_MAX};
@@ -172,6 +188,8 @@ static int open_tree(const char *spec, const zf_store_opts *so, zf_cache *cache,
         rc = zf_tree_build(*store, cache, opts, tree);
     if (rc == ZF_OK)
         return 0;
+    if (rc == ZF_EIO && *store) /* zf_tree_build said why on its one line */
+        return 1;
     char shown[1024];
     zf_url_redact(spec, shown, sizeof shown);
     fprintf(stderr, "zarrfs-cat: %s: %s\n", shown,
@@ -182,10 +200,11 @@ static int open_tree(const char *spec, const zf_store_opts *so, zf_cache *cache,
 /* parse the command line, then write the file; the exit status */
 static int cat_main(int argc, char **argv, zf_store_opts *so)
 {
-    zf_layout_opts opts = {.format = ZF_FORMAT_PANDAS, .nat = "NaT"};
-    char nat[ZF_NAT_MAX + 1];
+    zf_layout_opts opts = {0};
+    const char *val[ZF_OPT_COUNT] = {NULL};
+    size_t cache_bytes;
     const char *pos[2] = {NULL, NULL}, *ext = ".txt";
-    int npos = 0, progress = 1;
+    int npos = 0, progress = 1, list = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--csv"))
             ext = ".csv";
@@ -193,36 +212,39 @@ static int cat_main(int argc, char **argv, zf_store_opts *so)
             ext = ".info";
         else if (!strcmp(argv[i], "--no-progress"))
             progress = 0;
+        else if (!strcmp(argv[i], "--list"))
+            list = 1;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return help(), 0;
         else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version"))
             return printf("zarrfs-cat version %s\n", ZF_VERSION), 0;
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            if (parse_opts(argv[++i], &opts, nat, sizeof nat, so))
+            if (parse_opts(argv[++i], val))
                 return 2;
         } else if (npos < 2 && argv[i][0] != '-')
             pos[npos++] = argv[i];
         else
             return usage_error();
     }
-    if (npos != 2)
+    if (npos != 2 - list)
         return usage_error();
+    if (settings(val, pos[0], &opts, &cache_bytes, so))
+        return 2;
     zf_store *store = NULL;
-    zf_cache *cache = zf_cache_new((size_t)256 << 20);
+    zf_cache *cache = zf_cache_new(cache_bytes);
     if (cache)
         zf_cache_start_prefetch(cache, 1); /* decode ahead while formatting */
     zf_tree *tree = NULL;
     int status = 1;
     if (open_tree(pos[0], so, cache, &opts, &store, &tree) == 0) {
-        const zf_node *n = find_file(tree, pos[1], ext);
-        char why[512];
-        if (!n && zf_tree_incomplete(tree, why, sizeof why)) /* not "no such array" */
-            fprintf(stderr, "zarrfs-cat: %s: the store could not tell whether it is there: %s\n",
-                    pos[1], why);
+        const zf_node *n = list ? NULL : find_file(tree, pos[1], ext);
+        if (list)
+            zf_cat_list(tree, stdout);
         else if (!n)
-            fprintf(stderr, "zarrfs-cat: %s: no timedelta64 array at that path\n", pos[1]);
+            zf_cat_why_not(tree, pos[1]);
         else
             status = cat_node(n, progress);
+        status = list && !ferror(stdout) ? 0 : status;
     }
     zf_tree_free(tree);
     zf_cache_free(cache);

@@ -1,6 +1,8 @@
 /* sbuf.c - growable text buffers, CSV quoting. */
 #include "base/sbuf.h"
 
+#include "base/utf8.h"
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,4 +76,20 @@ void zf_csv_quote(const char *s, char *out, size_t cap)
     zf_sbuf_csv_field(&b, s);
     snprintf(out, cap, "%s", b.failed || !b.data ? "" : b.data);
     free(b.data);
+}
+
+void zf_sbuf_one_line(zf_sbuf *b, const char *s, size_t n)
+{
+    const char *end = s + n;
+    while (s < end) {
+        size_t k = zf_utf8_len(s, end);
+        if (k && !zf_utf8_is_control(s, k)) {
+            zf_sbuf_add(b, *s == '\\' ? "\\\\" : s, *s == '\\' ? 2 : k);
+            s += k;
+            continue;
+        }
+        for (size_t i = 0; i < (k ? k : 1); i++)
+            zf_sbuf_printf(b, "\\x%02x", (unsigned char)s[i]);
+        s += k ? k : 1;
+    }
 }

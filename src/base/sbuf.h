@@ -17,6 +17,10 @@ void zf_sbuf_add(zf_sbuf *b, const char *s, size_t n);
 /* Append formatted text to b. */
 void zf_sbuf_printf(zf_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Append n bytes of text as part of one line: each control character
+ * (utf8.h) or byte of invalid UTF-8 as \xNN, a backslash as \\. */
+void zf_sbuf_one_line(zf_sbuf *b, const char *s, size_t n);
+
 /* Append s as one CSV field, quoted per RFC 4180 if it holds , " CR or LF. */
 void zf_sbuf_csv_field(zf_sbuf *b, const char *s);
 

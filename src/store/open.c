@@ -152,14 +152,46 @@ int zf_store_spec_remote(const char *spec)
     return zf_url_has_scheme(spec);
 }
 
-/* the first remote-only option o gives (for a local store's refusal), or NULL */
-static const char *remote_option(const zf_store_opts *o)
+/* the remote-only options o gives, comma-separated, into names (capacity
+ * cap, may be 0); the first of them, or NULL if none */
+static const char *remote_options(const zf_store_opts *o, char *names, size_t cap)
 {
-    return o->connections ? "connections" : o->retries ? "retries" : o->timeout_ms ? "timeout_ms"
-           : o->cafile ? "cafile" : o->endpoint ? "endpoint" : o->region ? "region"
-           : o->anonymous ? "anonymous"
-           : o->requester_pays || o->user_project ? "requester_pays"
-           : o->bearer_token_file ? "bearer_token_file" : o->account ? "account" : NULL;
+    const struct { const char *name; int given; } all[] = {
+        {"connections", o->connections != 0}, {"retries", o->retries != 0},
+        {"timeout_ms", o->timeout_ms != 0}, {"cafile", o->cafile != NULL},
+        {"endpoint", o->endpoint != NULL}, {"region", o->region != NULL},
+        {"anonymous", o->anonymous}, {"requester_pays", o->requester_pays || o->user_project},
+        {"bearer_token_file", o->bearer_token_file != NULL}, {"account", o->account != NULL},
+    };
+    const char *first = NULL;
+    size_t len = 0;
+    if (cap)
+        *names = '\0';
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        if (!all[i].given)
+            continue;
+        first = first ? first : all[i].name;
+        int n = cap > len ? snprintf(names + len, cap - len, "%s%s", len ? ", " : "", all[i].name) : 0;
+        len = n > 0 && (size_t)n < cap - len ? len + (size_t)n : len;
+    }
+    return first;
+}
+
+void zf_store_opts_drop_remote(zf_store_opts *o, char *names, size_t cap)
+{
+    if (cap)
+        *names = '\0';
+    if (o->virtual_ok) /* a repository's virtual chunks may be remote: they apply */
+        return;
+    remote_options(o, names, cap);
+    char **strings[] = {&o->cafile, &o->endpoint, &o->region, &o->user_project, &o->account,
+                        &o->bearer_token_file};
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++) {
+        free(*strings[i]);
+        *strings[i] = NULL;
+    }
+    o->connections = o->retries = o->timeout_ms = 0;
+    o->anonymous = o->requester_pays = 0;
 }
 
 /* http(s):// */
@@ -251,7 +283,7 @@ static int open_plain(const char *spec, const zf_store_opts *o, int target, zf_s
     if (rc != ZF_OK)
         return rc;
     /* remote options apply to a local repository's remote virtual chunks too */
-    const char *remote_only = o->virtual_ok || target ? NULL : remote_option(o);
+    const char *remote_only = o->virtual_ok || target ? NULL : remote_options(o, NULL, 0);
     if (u.kind == ZF_URL_LOCAL && remote_only)
         rc = fail(err, errcap, ZF_EINVAL, "-o %s applies to remote stores only", remote_only);
     else if (u.kind == ZF_URL_LOCAL)

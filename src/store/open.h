@@ -42,6 +42,11 @@ int zf_store_opt_set(zf_store_opts *o, const char *name, const char *value, char
 /* Free the strings of o (o itself is the caller's); zeroes it. */
 void zf_store_opts_free(zf_store_opts *o);
 
+/* Drop from o the options that apply to remote stores only (a local store
+ * ignores them, so that one fstab line serves both); their names,
+ * comma-separated, into names (capacity cap; "" if none). */
+void zf_store_opts_drop_remote(zf_store_opts *o, char *names, size_t cap);
+
 /* 1 if spec names a remote store (it has a SCHEME://), else 0. */
 int zf_store_spec_remote(const char *spec);
 

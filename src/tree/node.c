@@ -91,6 +91,10 @@ int zf_tree_add_var(zf_tree *t, const char *path, const zf_meta *m, size_t order
         if (m->dim_names[d])
             ok &= (v->dims[d] = strdup(m->dim_names[d])) != NULL;
     t->nvars++; /* freed with the tree, whole or not */
+    if (ok && !shown && grow((void **)&t->others, &t->others_cap, t->nothers, sizeof *t->others))
+        return ZF_ENOMEM;
+    if (ok && !shown)
+        t->others[t->nothers++] = t->nvars - 1;
     return ok ? ZF_OK : ZF_ENOMEM;
 }
 

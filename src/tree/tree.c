@@ -158,11 +158,11 @@ static int chunks_changed(const zf_tree *t, char *why, size_t whycap)
     return 0;
 }
 
-int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, char *why, size_t whycap)
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, int chunks, char *why, size_t whycap)
 {
     if (t->fp.a != fresh->fp.a || t->fp.b != fresh->fp.b || t->count != fresh->count)
         return 1;
-    return chunks_changed(t, why, whycap);
+    return chunks ? chunks_changed(t, why, whycap) : 0;
 }
 
 int64_t zf_tree_node_time(const zf_node *n)
@@ -219,7 +219,7 @@ void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now)
     }
 }
 
-int zf_tree_unchanged(const zf_tree *t, char *why, size_t whycap)
+int zf_tree_unchanged(const zf_tree *t, int chunks, char *why, size_t whycap)
 {
     if (t->store->immutable)
         return 1;
@@ -231,7 +231,8 @@ int zf_tree_unchanged(const zf_tree *t, char *why, size_t whycap)
     zf_fp a = zf_stamp_version(&now), b = zf_stamp_version(&t->cons_stamp);
     if (a.a != b.a || a.b != b.b)
         return 0;
-    int rc = chunks_changed(t, why, whycap); /* a listable store: chunks rewritten in place */
+    int rc = chunks ? chunks_changed(t, why, whycap) : 0; /* a listable store: chunks
+                                                             rewritten in place */
     return rc < 0 ? rc : !rc;
 }
 
@@ -239,6 +240,16 @@ int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap)
 {
     snprintf(why, whycap, "%s", t->unknown);
     return *t->unknown != '\0';
+}
+
+int zf_tree_root_is_array(const zf_tree *t)
+{
+    return t->root_array;
+}
+
+const char *zf_tree_other(const zf_tree *t, size_t i)
+{
+    return i < t->nothers ? t->vars[t->others[i]].path : NULL;
 }
 
 void zf_tree_free(zf_tree *t)
@@ -262,6 +273,7 @@ void zf_tree_free(zf_tree *t)
             free(t->vars[i].dims[d]);
     }
     free(t->vars);
+    free(t->others);
     for (size_t i = 0; i < t->ngroups; i++) {
         free(t->groups[i].path);
         free(t->groups[i].coordinates);

@@ -55,6 +55,13 @@ int zf_tree_build(const zf_store *store, zf_cache *cache, const zf_layout_opts *
  * attempts").  A re-check keeps its last view rather than one with less. */
 int zf_tree_incomplete(const zf_tree *t, char *why, size_t whycap);
 
+/* Is the store's root an array (its files the root directory's), not a group? */
+int zf_tree_root_is_array(const zf_tree *t);
+
+/* The store key of the i-th array the walk found but does not show (of
+ * another data type, or hidden by -o cf=); NULL past the last. */
+const char *zf_tree_other(const zf_tree *t, size_t i);
+
 /* Free the tree, its arrays and layouts (and the store it owns); NULL is allowed. */
 void zf_tree_free(zf_tree *t);
 
@@ -81,11 +88,11 @@ const zf_node *zf_tree_lookup(const zf_tree *t, uint64_t parent, const char *nam
 uint64_t zf_tree_count(const zf_tree *t);
 
 /* Does a fresh walk of the store differ from t: nodes added, removed or
- * renamed, metadata documents rewritten, or chunks of an array whose size was
- * computed rewritten?  Reads only metadata and stamps (no chunk).  1 or 0;
- * ZF_EIO (the key and reason in why) when a listing of such chunks failed:
- * the store could not tell. */
-int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, char *why, size_t whycap);
+ * renamed, metadata documents rewritten, or (if chunks) chunks of an array
+ * whose size was computed rewritten?  Reads only metadata and stamps (no
+ * chunk).  1 or 0; ZF_EIO (the key and reason in why) when a listing of such
+ * chunks failed: the store could not tell. */
+int zf_tree_stale(const zf_tree *t, const zf_tree *fresh, int chunks, char *why, size_t whycap);
 
 /* When n's content last changed, as far as is known (ns since the epoch; 0
  * if unknown): n->mtime, or for a file of a sized array the newest time of
@@ -102,11 +109,11 @@ void zf_tree_inherit_times(zf_tree *fresh, const zf_tree *old, int64_t now);
 
 /* A re-check without a rebuild, for a remote store whose every node came
  * from consolidated metadata: 1 if that document's version (ETag) is the one the
- * tree was built from (one HEAD) and no sized array's chunks changed (a
- * listing per sized array, where the store can list); 1 for an immutable
- * store (store.h: what moves is zf_store_update's to tell); 0 if a rebuild
- * must tell (always, for other stores); ZF_EIO (why) when a listing of a
- * sized array's chunks failed: the store could not tell. */
-int zf_tree_unchanged(const zf_tree *t, char *why, size_t whycap);
+ * tree was built from (one HEAD) and, if chunks, no sized array's chunks
+ * changed (a listing per sized array, where the store can list); 1 for an
+ * immutable store (store.h: what moves is zf_store_update's to tell); 0 if
+ * a rebuild must tell (always, for other stores); ZF_EIO (why) when a
+ * listing of a sized array's chunks failed: the store could not tell. */
+int zf_tree_unchanged(const zf_tree *t, int chunks, char *why, size_t whycap);
 
 #endif

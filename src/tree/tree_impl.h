@@ -39,6 +39,8 @@ struct zf_tree {
     size_t narrays, arrays_cap;
     zf_var *vars;                 /* every array, shown or not (coordinates: coords.c) */
     size_t nvars, vars_cap;
+    size_t *others;               /* indices in vars of the arrays not shown (zf_tree_other) */
+    size_t nothers, others_cap;
     zf_group_coords *groups;      /* the groups with a coordinates attribute */
     size_t ngroups, groups_cap;
     const zf_store *store;
@@ -48,6 +50,7 @@ struct zf_tree {
     char cons_key[16];            /* the consolidated metadata's key, if every node's
                                      metadata came from it; "" if not */
     zf_stamp cons_stamp;          /* its stamp when the tree was built */
+    int root_array;               /* the store's root is an array, not a group */
     char unknown[320];            /* the first part the walk could not tell (key: reason);
                                      "" if none (zf_tree_incomplete) */
 };

@@ -336,6 +336,7 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
     }
     const zf_cons_node *e = w->cons && *w->path ? zf_cons_find(w->cons, w->path) : NULL;
     size_t order = e ? e->order : SIZE_MAX;
+    w->t->root_array |= depth == 0 && kind != ZF_KIND_GROUP;
     if (kind == ZF_KIND_GROUP) {
         if (depth == 0)
             zf_walk_log_cons_unused(w);

@@ -1,6 +1,7 @@
 /* idxcache.c - fingerprints and index files under the cache directory. */
 #include "view/idxcache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -200,6 +201,84 @@ static int write_full(int fd, const void *buf, size_t n)
     return 0;
 }
 
+/* ------------------------------------------------------------ the bound */
+
+#define PRUNE_SCAN_MAX 100000 /* index files considered at most per pruning */
+
+typedef struct cached {
+    char name[40];
+    uint64_t size;
+    struct timespec used; /* mtime: its last save or load */
+} cached;
+
+/* is name an index file's (32 hex digits, ".idx")? */
+static int index_name(const char *name)
+{
+    if (strlen(name) != 36 || strcmp(name + 32, ".idx"))
+        return 0;
+    return strspn(name, "0123456789abcdef") == 32;
+}
+
+static int older_first(const void *pa, const void *pb)
+{
+    const cached *a = pa, *b = pb;
+    if (a->used.tv_sec != b->used.tv_sec)
+        return a->used.tv_sec < b->used.tv_sec ? -1 : 1;
+    return a->used.tv_nsec < b->used.tv_nsec ? -1 : a->used.tv_nsec > b->used.tv_nsec;
+}
+
+/* the index files of the directory dfd (our regular files only) but keep
+ * into a malloc'd array (*count), their total size in *total; NULL if none
+ * or out of memory */
+static cached *list_indexes(int dfd, const char *keep, size_t *count, uint64_t *total)
+{
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    cached *all = NULL;
+    size_t n = 0, cap = 0;
+    *total = 0;
+    if (!d && fd >= 0)
+        close(fd);
+    for (struct dirent *e; d && n < PRUNE_SCAN_MAX && (e = readdir(d));) {
+        struct stat st;
+        if (!index_name(e->d_name) || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+            continue;
+        *total += (uint64_t)st.st_size;
+        if (!strcmp(e->d_name, keep))
+            continue;
+        if (n == cap) {
+            cached *more = realloc(all, (cap = cap ? 2 * cap : 64) * sizeof *all);
+            if (!more)
+                break;
+            all = more;
+        }
+        snprintf(all[n].name, sizeof all[n].name, "%s", e->d_name);
+        all[n].size = (uint64_t)st.st_size;
+        all[n++].used = st.st_mtim;
+    }
+    if (d)
+        closedir(d);
+    *count = n;
+    return all;
+}
+
+/* remove the least recently used index files of dfd but keep while they
+ * hold more than max_bytes */
+static void prune(int dfd, const char *keep, uint64_t max_bytes)
+{
+    size_t n;
+    uint64_t total;
+    cached *all = list_indexes(dfd, keep, &n, &total);
+    if (all && total > max_bytes) {
+        qsort(all, n, sizeof *all, older_first);
+        for (size_t i = 0; i < n && total > max_bytes; i++)
+            if (unlinkat(dfd, all[i].name, 0) == 0)
+                total -= all[i].size;
+    }
+    free(all);
+}
+
 /* header: magic, fingerprint, entry count */
 typedef struct header {
     char magic[8];
@@ -259,6 +338,8 @@ int zf_idxcache_load(const char *dir, const zf_fp *fp, uint64_t n, uint64_t *off
         rc = zf_errf(why, cap, ZF_ECORRUPT, "%s", strerror(errno));
     if (rc == ZF_OK)
         rc = read_index(fd, &st, fp, n, off0, off1, max_extra, extra, extra_len, why, cap);
+    if (rc == ZF_OK)
+        futimens(fd, NULL); /* its mtime is its last use: pruning keeps it longest */
     if (fd >= 0)
         close(fd);
     close(dfd);
@@ -276,8 +357,9 @@ void zf_idxcache_drop(const char *dir, const zf_fp *fp)
     close(dfd);
 }
 
-void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64_t *off0,
-                      const uint64_t *off1, const void *extra, size_t extra_len)
+void zf_idxcache_save(const char *dir, uint64_t max_bytes, const zf_fp *fp, uint64_t n,
+                      const uint64_t *off0, const uint64_t *off1, const void *extra,
+                      size_t extra_len)
 {
     char name[64], tmp[96];
     int dfd = open_dir(dir, 1);
@@ -301,5 +383,7 @@ void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64
     ok = close(fd) == 0 && ok;
     if (!ok || renameat(dfd, tmp, dfd, name) != 0)
         unlinkat(dfd, tmp, 0);
+    else if (max_bytes)
+        prune(dfd, name, max_bytes);
     close(dfd);
 }

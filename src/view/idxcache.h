@@ -26,7 +26,11 @@
  * logged once).  Files are opened beneath the checked directory without
  * following symlinks, and must be regular files of the user with the exact
  * header, count and length; what the offsets say is the caller's to check
- * against the metadata (view/layout_index.c). */
+ * against the metadata (view/layout_index.c).
+ *
+ * The directory is bounded: after each save, the indexes beyond the bytes
+ * asked are removed, least recently used first (a file's mtime is its last
+ * save or load). */
 #ifndef ZF_IDXCACHE_H
 #define ZF_IDXCACHE_H
 
@@ -56,8 +60,11 @@ void zf_idxcache_drop(const char *dir, const zf_fp *fp);
 
 /* Save an index of n entries per view under fp (creating dir); best effort.
  * extra (may be NULL) is saved with it: the chunk versions of a store that
- * cannot be listed, which the index was computed from (chunk/array.h). */
-void zf_idxcache_save(const char *dir, const zf_fp *fp, uint64_t n, const uint64_t *off0,
-                      const uint64_t *off1, const void *extra, size_t extra_len);
+ * cannot be listed, which the index was computed from (chunk/array.h).
+ * Then remove the least recently used other indexes of dir while all of
+ * them hold more than max_bytes (0: no bound). */
+void zf_idxcache_save(const char *dir, uint64_t max_bytes, const zf_fp *fp, uint64_t n,
+                      const uint64_t *off0, const uint64_t *off1, const void *extra,
+                      size_t extra_len);
 
 #endif

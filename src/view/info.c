@@ -15,11 +15,20 @@ static void dims_line(zf_sbuf *out, const char *key, unsigned ndim, const uint64
     zf_sbuf_add(out, "]\n", 2);
 }
 
-static void fill_line(zf_sbuf *out, const zf_meta *m, const zf_text *text, int64_t fill)
+/* the fill value (fill: in ticks): native, as written and as shown;
+ * CF-encoded, the stored number and what it decodes to, each on its own line */
+static void fill_lines(zf_sbuf *out, const zf_meta *m, const zf_text *text, int64_t fill)
 {
     char buf[ZF_VALUE_MAX + ZF_NAT_MAX + 1];
     size_t n = zf_text_value(text, fill, buf);
-    zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, buf);
+    if (m->cf.how == ZF_CF_NATIVE) {
+        zf_sbuf_printf(out, "fill_value: %s (%.*s)\n", m->fill_text, (int)n, buf);
+        return;
+    }
+    zf_sbuf_printf(out, "fill_value: %s (as stored: what the elements of chunks never written "
+                   "hold)\n", m->fill_text);
+    zf_sbuf_printf(out, "fill_value_decoded: %.*s (what those elements show, after the CF "
+                   "attributes%s)\n", (int)n, buf, fill == ZF_NAT ? ": a missing value" : "");
 }
 
 /* the chunks_present line, from what is known without waiting on a remote
@@ -73,7 +82,7 @@ int zf_info_text(zf_array *a, const char *name, zf_format format, const char *na
     zf_sbuf_printf(out, "data_type: %s\n", m->dtype_text);
     zf_sbuf_printf(out, "unit: %s\n", zf_unit_name(t.unit));
     zf_sbuf_printf(out, "scale_factor: %u\n", t.scale);
-    fill_line(out, m, &text.text, t.fill);
+    fill_lines(out, m, &text.text, t.fill);
     zf_cf_describe(&m->cf, m->values != ZF_VALUES_DURATION, out);
     zf_sbuf_add(out, "dimension_names: ", 17);
     for (unsigned d = 0; d < m->ndim; d++) {
@@ -83,6 +92,8 @@ int zf_info_text(zf_array *a, const char *name, zf_format format, const char *na
             zf_sbuf_printf(out, "%sdim_%u (unnamed)", d ? ", " : "", d);
     }
     zf_sbuf_add(out, "\n", 1);
+    if (m->attributes)
+        zf_sbuf_add(out, m->attributes, strlen(m->attributes));
     char codecs[1024];
     zf_pipeline_describe(m->pipeline, codecs, sizeof codecs);
     zf_sbuf_printf(out, "codecs: %s\n", codecs);

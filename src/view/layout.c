@@ -107,6 +107,7 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
         free(l);
         return NULL;
     }
+    l->index_max = opts->index_max;
     l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
     uint64_t s = 1, cs = 1;
     for (unsigned d = 0; d < l->ndim; d++)
@@ -364,7 +365,8 @@ static void save_persisted(zf_layout *l, const zf_fp *fp)
         memcpy(extra + modes, &t, time);
     if (len)
         memcpy(extra + modes + time, snap, len);
-    zf_idxcache_save(l->index_dir, fp, l->nblocks + 1, l->off[0], l->off[1], extra, all);
+    zf_idxcache_save(l->index_dir, l->index_max, fp, l->nblocks + 1, l->off[0], l->off[1], extra,
+                     all);
     free(extra);
 }
 
@@ -595,6 +597,23 @@ static void csv_labels_line(const zf_layout *l, zf_sbuf *sb)
     zf_sbuf_add(sb, "\n", 1);
 }
 
+/* the .info lines of the text files' sizes: their line counts (from the
+ * shape), and their bytes once the array is sized (lock held) */
+static void sizes_lines(const zf_layout *l, zf_sbuf *sb)
+{
+    unsigned long long n = (unsigned long long)l->m->nelems;
+    zf_sbuf_printf(sb, "txt_lines: %llu\ncsv_lines: %llu (a header, then one per element)\n", n,
+                   n + 1);
+    if (l->state != SIZED) {
+        zf_sbuf_printf(sb, "bytes: not known yet (counted when a text file of the array is "
+                           "first read or stat-ed; see again after that)\n");
+        return;
+    }
+    zf_sbuf_printf(sb, "txt_bytes: %llu\ncsv_bytes: %llu\n",
+                   (unsigned long long)l->off[ZF_VIEW_TXT][l->nblocks],
+                   (unsigned long long)l->off[ZF_VIEW_CSV][l->nblocks]);
+}
+
 enum { INFO_ONCE, INFO_UNKNOWN, INFO_NOW }; /* build_info: when to build the text again */
 
 /* build the .info text when there is none, or again: INFO_UNKNOWN when
@@ -609,6 +628,7 @@ static int build_info(zf_layout *l, int again)
     int final = 0;
     int rc = zf_info_text(l->a, l->name, l->format, l->nat, &sb, &final);
     csv_labels_line(l, &sb);
+    sizes_lines(l, &sb);
     char *text = rc || sb.failed ? NULL : sb.data ? sb.data : calloc(1, 1);
     if (!text) {
         free(sb.data);

@@ -45,6 +45,7 @@ typedef struct zf_layout_opts {
     const char *nat;    /* text of NaT (CSV-quoted in .csv when needed) */
     unsigned threads;   /* threads for the size pass (0: one per CPU) */
     const char *index_dir; /* where offset indexes persist (idxcache.h); NULL: nowhere */
+    uint64_t index_max;    /* the bytes index_dir may hold (least recently used removed first) */
     uint64_t generation;   /* tree.h: files of each version of a changing store get
                               their own node numbers (directories keep theirs) */
     zf_cf_mode cf;         /* which arrays are shown (zarr/cf.h; default all) */

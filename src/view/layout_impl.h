@@ -46,6 +46,7 @@ struct zf_layout {
     uint8_t *bad;                 /* bitmap of chunks that failed to decode */
     char *name;
     char *index_dir;              /* NULL: indexes are not persisted */
+    uint64_t index_max;           /* the bytes index_dir may hold (idxcache.h) */
     zf_fp fp;                     /* what the offset index is keyed on (once sized) */
     int index_dropped;            /* its persisted copy was discarded (atomic) */
     zf_format format;

@@ -37,6 +37,8 @@ void zf_meta_clear(zf_meta *m)
     m->pipeline = NULL;
     free(m->coordinates);
     m->coordinates = NULL;
+    free(m->attributes);
+    m->attributes = NULL;
 }
 
 /* keep the attribute "coordinates" (xarray's non-dimension coordinates) if

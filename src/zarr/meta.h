@@ -46,6 +46,8 @@ typedef struct zf_meta {
     zf_cf cf;                       /* how the stored elements become ticks (cf.h) */
     char *coordinates;              /* the "coordinates" attribute (xarray's non-dimension
                                        coordinates, space-separated); owned; NULL if none */
+    char *attributes;               /* the other attributes, as NAME.info's "attribute
+                                       NAME: VALUE" lines; owned; NULL if none */
 } zf_meta;
 
 /* Parse v3 zarr.json text.  For ZF_KIND_TIMEDELTA, *out is filled; for a

@@ -27,6 +27,11 @@ int zf_meta_keep_coordinates(const cJSON *attrs, zf_meta *m);
  * coordinates attribute of attrs.  ZF_OK or ZF_ENOMEM. */
 int zf_meta_names_of(const cJSON *shape, const cJSON *names, const cJSON *attrs, zf_meta *m);
 
+/* Keep the attributes NAME.info lists besides what it shows otherwise
+ * (meta_attrs.c), as its "attribute NAME: VALUE" lines, in m->attributes;
+ * after m->cf.how is known.  ZF_OK or ZF_ENOMEM. */
+int zf_meta_keep_attributes(const cJSON *attrs, zf_meta *m);
+
 /* The raw text of the value at the key path keys (NULL-terminated) in the
  * JSON object text[0..n); NULL if a key is absent. */
 const char *zf_meta_raw_at(const char *text, size_t n, const char *const *keys, size_t *len);

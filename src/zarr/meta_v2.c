@@ -90,6 +90,8 @@ static int parse_v2_dim_names(const char *attrs, size_t n, zf_meta *m, char *err
                                      "_ARRAY_DIMENSIONS", m, err, errcap);
     if (rc == ZF_OK)
         rc = zf_meta_keep_coordinates(root, m);
+    if (rc == ZF_OK)
+        rc = zf_meta_keep_attributes(root, m);
     cJSON_Delete(root);
     return rc;
 }

@@ -145,7 +145,7 @@ static int parse_v3_array(const char *text, size_t n, const cJSON *root, zf_meta
     if (attrs)
         zf_json_raw_member(text, n, "attributes", &raw, &rn);
     if ((rc = zf_meta_cf_finish(attrs, raw, rn, m, err, errcap)) ||
-        (rc = zf_meta_keep_coordinates(attrs, m)))
+        (rc = zf_meta_keep_coordinates(attrs, m)) || (rc = zf_meta_keep_attributes(attrs, m)))
         return rc;
     return zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(root, "codecs"), m->ndim, m->chunks,
                                m->elem, &m->pipeline, err, errcap);

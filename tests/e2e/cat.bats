@@ -65,7 +65,7 @@ progress_lines() { tr '\r' '\n' <"$TTY_LOG" | grep '^zarrfs-cat: [0-9]'; }
     assert_equal "$(wc -l <"$ZF_ERR")" 1
     cat_status "$LT" no/such/array
     [[ $ZF_RC == 1 ]] || fail "missing array: status $ZF_RC"
-    assert_equal "$(cat "$ZF_ERR")" "zarrfs-cat: no/such/array: no timedelta64 array at that path"
+    assert_equal "$(cat "$ZF_ERR")" "zarrfs-cat: no/such/array: no array shown at that path (an array whose metadata cannot be used is named in a line above)"
     cp -r "$LT" "$d/lt" && printf 'garbage %064d' 0 >"$d/lt/forecast/lead_time/c/1"
     cat_status "$d/lt" forecast/lead_time
     [[ $ZF_RC == 1 ]] || fail "damaged chunk: status $ZF_RC"

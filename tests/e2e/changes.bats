@@ -113,6 +113,7 @@ info_check() {
     grep -q '^chunks_present: unknown' "$BATS_TEST_TMPDIR/info" || fail "before sizing: $(cat "$BATS_TEST_TMPDIR/info")"
     zf_t cat "$ZF_MNT/v3_zstd.txt" >/dev/null || fail "cat .txt failed"
     info_check "$ZF_MNT/v3_zstd.info"
+    zf_t cat "$RM_LOCAL/v3_zstd.txt" >/dev/null || fail "cat local .txt failed" # sized too: its bytes
     zf_cmp "$RM_LOCAL/v3_zstd.info" "$BATS_TEST_TMPDIR/info"
     # a local store: an array not sized yet counts its chunks at each open
     local w before after

@@ -153,12 +153,12 @@ refuse_log() {
     if grep -v '^==' "$d/err" | grep -q .; then fail "stderr: $(cat "$d/err")"; fi
 }
 
-@test "log: libfuse's messages are whole lines with a level (an unknown option)" {
+@test "log: libfuse's messages are whole lines with a level (an option's bad value)" {
     local mnt
     zf_mktemp mnt
-    zf_run_cli -f -o bogus_option "$ZF_FIXTURES/$NS.zarr" "$mnt"
+    zf_run_cli -f -o max_read=abc "$ZF_FIXTURES/$NS.zarr" "$mnt"
     [[ $ZF_RC == 1 ]] || fail "exit status $ZF_RC"
-    assert_equal "$(grep -v '^==' "$ZF_ERR")" "zarrfs: error: fuse: unknown option(s): \`-o bogus_option'"
+    assert_equal "$(grep -v '^==' "$ZF_ERR")" "zarrfs: error: fuse: invalid parameter in option \`max_read=abc'"
 }
 
 @test "log: -d logs libfuse's requests as 'zarrfs: debug:' lines" {

@@ -296,7 +296,7 @@ def test_info_follows_the_switch(stores, zf_mounter_module):
     as cftime objects"""
     store, _ = stores[("hand", 3)]
     m = zf_mounter_module(store)
-    fill = b"fill_value: 0 (2262-04-11 23:47:16)\n"
+    fill = b"fill_value_decoded: 2262-04-11 23:47:16 ("
     before = m.read("edge_out.info")
     assert b"unit: ns\n" in before and fill in before, before
     m.read("edge_out.txt")

@@ -25,7 +25,7 @@ static void *save_one(void *arg)
     saver *s = arg;
     uint64_t off0[2] = {0, 10}, off1[2] = {5, 20};
     pthread_barrier_wait(s->start);
-    zf_idxcache_save(s->dir, &s->fp, 2, off0, off1, NULL, 0);
+    zf_idxcache_save(s->dir, 0, &s->fp, 2, off0, off1, NULL, 0);
     return NULL;
 }
 

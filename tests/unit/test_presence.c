@@ -215,17 +215,17 @@ static void test_recheck(layout_case *c)
     const zf_node *n = t ? first_file(t, ".txt") : NULL;
     CHECK(n && zf_layout_size(n->layout, ZF_VIEW_TXT, &size) == ZF_OK, "%s: sized", c->name);
     char why[512] = "";
-    CHECK(t && fresh && zf_tree_stale(t, fresh, why, sizeof why) == 0, "%s: nothing changed",
+    CHECK(t && fresh && zf_tree_stale(t, fresh, 1, why, sizeof why) == 0, "%s: nothing changed",
           c->name);
     for (size_t after = 0; after < 3; after += 2) {
         f.fault = (fake_fault){FAKE_LIST, NULL, ZF_EIO, "HTTP 503 after 8 attempts", after};
         why[0] = '\0';
-        int rc = t && fresh ? zf_tree_stale(t, fresh, why, sizeof why) : 0;
+        int rc = t && fresh ? zf_tree_stale(t, fresh, 1, why, sizeof why) : 0;
         CHECK(rc == ZF_EIO && strstr(why, "503"), "%s: the re-check's listing fails after %zu "
               "entries: %d (%s), want ZF_EIO and the reason", c->name, after, rc, why);
     }
     f.fault.ops = 0;
-    CHECK(t && fresh && zf_tree_stale(t, fresh, why, sizeof why) == 0, "%s: the store answers "
+    CHECK(t && fresh && zf_tree_stale(t, fresh, 1, why, sizeof why) == 0, "%s: the store answers "
           "again: nothing changed", c->name);
     zf_tree_free(t);
     zf_tree_free(fresh);
