@@ -12,6 +12,9 @@
 
 #define BACKOFF_BASE_MS 100
 #define BACKOFF_CAP_MS 5000
+/* the connect timeout until a server first answered: one that is not there
+ * fails a mount in seconds, not after every retry */
+#define FIRST_CONNECT_MS 5000
 #define ATTEMPT_CAP_TIMEOUTS 3   /* an attempt lasts at most this many T */
 
 /* xorshift64*: the jitter of backoffs (engine thread only) */
@@ -175,6 +178,8 @@ static int start(zf_net *net, zf_net_slot *s, zf_net_xfer *x, int64_t now)
     int64_t cap = (int64_t)net->o.timeout_ms * ATTEMPT_CAP_TIMEOUTS;
     long total = (long)(left < cap ? left : cap);
     long conn = (long)net->o.connect_timeout_ms < total ? (long)net->o.connect_timeout_ms : total;
+    if (!net->answered && conn > FIRST_CONNECT_MS) /* no server has answered yet: none may be there */
+        conn = FIRST_CONNECT_MS;
     char range[48];
     snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)r->off,
              (unsigned long long)(r->off + r->len - 1));
@@ -246,10 +251,19 @@ static zf_net_xfer *release_slot(zf_net *net, zf_net_slot *s)
 /* an attempt in slot s ended with code */
 static void attempt_done(zf_net *net, zf_net_slot *s, CURLcode code)
 {
+    curl_off_t connected_us = 0; /* 0: no connection was made */
+    curl_easy_getinfo(s->easy, CURLINFO_CONNECT_TIME_T, &connected_us);
     zf_net_xfer *x = release_slot(net, s);
     char why[64];
+    int never = !net->answered; /* before any answer: a connection that fails is not retried */
+    net->answered |= x->status > 0;
     if (zf_net_judge(x, code, s->errbuf, why, sizeof why) == ZF_NET_DONE) {
         finish(net, x);
+        return;
+    }
+    if (never && !connected_us &&
+        (code == CURLE_COULDNT_CONNECT || code == CURLE_OPERATION_TIMEDOUT)) {
+        give_up(net, x, why, 0); /* (a mount tells an absent server at once) */
         return;
     }
     int64_t now = zf_net_now_ms();

@@ -95,6 +95,7 @@ struct zf_net {
     zf_net_slot *slots;
     unsigned active;
     uint64_t rng;
+    int answered;               /* a server has answered (any HTTP status) since the start */
 };
 
 /* monotonic milliseconds (the clock of base/deadline.h) */

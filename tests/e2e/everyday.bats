@@ -276,6 +276,19 @@ JSON
     assert_output "zarrfs: error: https://127.0.0.1:1/x: cannot read the store: zarr.json: could not connect after 1 attempt"
 }
 
+@test "errors: a server that refuses connections fails a mount (https, s3) at once with one line, with the default retries" {
+    local spec t0 ms
+    for spec in https://127.0.0.1:1/x "s3://bkt/x -o endpoint=http://127.0.0.1:1 -o anonymous"; do
+        t0=$(date +%s%N)
+        # shellcheck disable=SC2086 # (the spec's options are words)
+        zf_run_cli -f $spec "$BATS_TEST_TMPDIR"
+        ms=$((($(date +%s%N) - t0) / 1000000))
+        [[ $ZF_RC == 1 && $(wc -l <"$ZF_ERR") == 1 ]] || fail "$spec: status $ZF_RC: $(cat "$ZF_ERR")"
+        grep -q 'could not connect after 1 attempt' "$ZF_ERR" || fail "$spec: $(cat "$ZF_ERR")"
+        ((ms < 5000)) || fail "$spec: failed after $ms ms"
+    done
+}
+
 @test "info: other attributes one line each (escaped), line counts and sizes, a CF fill value explained" {
     "$ZF_PYTHON" - "$T/s" <<'PY'
 import json, os, sys

@@ -233,7 +233,8 @@ static void test_budget(void)
               "req %d: %u attempts", i, r[i].attempts);
     zf_net_close(net);
 
-    /* a refused connection: retried, then the reason */
+    /* a refused connection before any server answered: not retried (a mount
+     * tells an absent server at once); once one answered, retried */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t al = sizeof a;
@@ -243,6 +244,14 @@ static void test_budget(void)
     snprintf(u, sizeof u, "http://127.0.0.1:%u/x", ntohs(a.sin_port));
     o = (zf_net_opts){.retries = 3};
     CHECK(zf_net_open(&o, &net, err, sizeof err) == ZF_OK, "open: %s", err);
+    r[0] = (zf_net_req){.url = u, .head = 1, .err = err, .errcap = sizeof err};
+    CHECK(zf_net_run(net, r, 1) == ZF_EIO && r[0].attempts == 1, "refused first: %s", err);
+    CHECK(!strcmp(err, "could not connect after 1 attempt"), "refused first reason: %s", err);
+    char live[256];
+    uint8_t got[16];
+    snprintf(live, sizeof live, "%s/data/10", base);
+    r[1] = (zf_net_req){.url = live, .buf = got, .cap = sizeof got, .err = err, .errcap = sizeof err};
+    CHECK(zf_net_run(net, &r[1], 1) == ZF_OK && r[1].n == 10, "a live server: %s", err);
     r[0] = (zf_net_req){.url = u, .head = 1, .err = err, .errcap = sizeof err};
     CHECK(zf_net_run(net, r, 1) == ZF_EIO && r[0].attempts == 3, "refused: %s", err);
     CHECK(!strcmp(err, "could not connect after 3 attempts"), "refused reason: %s", err);
