@@ -10,8 +10,12 @@ Everything is configured by environment variables that scripts/bench sets:
     ZF_BENCH_REPORT  where the Markdown report is written (besides stdout)
     ZF_BENCH_ROWS    all (default), local (rows 1-14 and 16), labels (row 16 only),
                      remote (row 15, bench/remote.py), icechunk (row 17,
-                     bench/icbench.py) or shards (row 18 only)
+                     bench/icbench.py), shards (row 18 only), kerchunk (row 19,
+                     bench/kcbench.py) or compare (zarrfs's
+                     side of rows 1, 3 and 16 for this binary and ZF_BENCH_OLD,
+                     interleaved)
     ZF_BENCH_SHARD_STORE  row 18's store (bench/gen_shards.py)
+    ZF_BENCH_OLD     compare: the other zarrfs binary (e.g. main's)
 
 Every mount is a fresh daemon in the foreground (-f) on its own mount point
 under the work dir; every wait has a timeout; every mount is unmounted and
@@ -76,7 +80,7 @@ class Mount:
         Mount.seq += 1
         self.mnt = os.path.join(MNTROOT, f"m{Mount.seq}")
         os.makedirs(self.mnt, exist_ok=True)
-        binary = ZARRFS if kind == "zarrfs" else MINIFUSE
+        binary = {"zarrfs": ZARRFS, "old": os.environ.get("ZF_BENCH_OLD", "")}.get(kind, MINIFUSE)
         # prefix: e.g. nsenter into the remote rows' network namespace (it execs:
         # the pid stays the daemon's)
         argv = list(prefix) + ([shutil.which("taskset"), "-c", "0"] if one_core else []) + \
@@ -110,6 +114,12 @@ class Mount:
 
     def path(self, rel):
         return os.path.join(self.mnt, rel)
+
+    def cpu(self):
+        """CPU seconds (user + system, every thread) the daemon used so far"""
+        with open(f"/proc/{self.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def hwm_kib(self):
         with open(f"/proc/{self.pid}/status") as f:
@@ -355,9 +365,10 @@ def warm_tree(root):
 def main():
     for d in (MNTROOT, PIDDIR, LOGDIR, SHM):
         os.makedirs(d, exist_ok=True)
-    if ROWS not in ("all", "local", "labels", "remote", "icechunk", "shards", "kerchunk"):
-        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels, remote, icechunk, shards "
-                           f"or kerchunk")
+    if ROWS not in ("all", "local", "labels", "remote", "icechunk", "shards", "kerchunk",
+                    "compare"):
+        raise RuntimeError(f"ZF_BENCH_ROWS={ROWS}: all, local, labels, remote, icechunk, "
+                           "shards, kerchunk or compare")
     log(f"bench: N={N}, runs={RUNS}, store {STORE}, rows {ROWS}")
     if ROWS not in ("remote", "icechunk", "shards", "kerchunk"):
         warm_store()  # "store files in page cache"
@@ -378,6 +389,8 @@ def main():
     if ROWS in ("all", "kerchunk"):
         import kcbench
         kcbench.rows(sys.modules[__name__])
+    if ROWS == "compare":
+        compare_rows()
     report()
     return 0 if all(gating) else 1
 
@@ -691,6 +704,63 @@ def labels_rows():
         f"{zrate / xrate:.0f} x", ">= 100 x", zrate / xrate >= 100)
 
 
+def compare_rows():
+    """zarrfs's own figures of rows 1, 3 and 16, for this binary and the one
+    in ZF_BENCH_OLD, in the same runs: each run measures both, taking turns
+    to go first; the row gives the medians, the ratio and each one's spread."""
+    old = os.environ.get("ZF_BENCH_OLD", "")
+    if not os.access(old, os.X_OK):
+        raise RuntimeError("ZF_BENCH_ROWS=compare needs ZF_BENCH_OLD, the other zarrfs binary")
+    measures = {
+        "1": ("cold `cat NAME.txt` after the first `stat` (size known)", A + ".txt", (), "cat"),
+        "3": (f"fresh mount `stat`+`cat` of {S}.txt", S + ".txt", (), "both"),
+        "16": (f"cold `cat NAME.csv` labelled (`{X}`, `-o nat=`), size known", X + ".csv",
+               ("-o", "nat="), "cat"),
+    }
+    times = {(no, kind): [] for no in measures for kind in ("zarrfs", "old")}
+    cpus = {(no, kind): [] for no in measures for kind in ("zarrfs", "old")}
+    sizes = {}
+    for r in range(max(RUNS, 5)):
+        for no, (_, rel, opts, what) in measures.items():
+            section()
+            def one_run(no=no, rel=rel, opts=opts, what=what):
+                out = {}
+                order = ("zarrfs", "old") if r % 2 == 0 else ("old", "zarrfs")
+                for kind in order:
+                    if no == "16":
+                        back_memory(X_N * 60)
+                    with Mount(kind, STORE, opts) as m:
+                        c0 = m.cpu()
+                        st = stat(m.path(rel))
+                        c1 = m.cpu()
+                        c = cat(m.path(rel))
+                        c2 = m.cpu()
+                        sizes[(no, kind)] = os.path.getsize(m.path(rel))
+                    out[kind] = (c, c2 - c1) if what == "cat" else (st + c, c2 - c0)
+                return out
+            got = attempt(one_run)
+            for kind, (t, cpu) in got.items():
+                times[(no, kind)].append(t)
+                cpus[(no, kind)].append(cpu)
+    for no, (label, rel, _, _) in measures.items():
+        new, before = times[(no, "zarrfs")], times[(no, "old")]
+        if sizes[(no, "zarrfs")] != sizes[(no, "old")]:
+            raise RuntimeError(f"row {no}: {rel} is {sizes[(no, 'zarrfs')]} bytes, the old "
+                               f"binary's {sizes[(no, 'old')]}")
+        cn, co = cpus[(no, "zarrfs")], cpus[(no, "old")]
+        detail(f"{no} (compare): {rel}, {sizes[(no, 'zarrfs')]} bytes; wall: this binary "
+               f"{runs_str(new)}; old ({old}) {runs_str(before)}; the daemon's CPU time "
+               f"(user + system): this binary {runs_str(cn)}, old {runs_str(co)}")
+        ratio = med(before) / med(new)
+        row(no, f"{label}: this binary vs the old one (spread {fmt_t(min(new))}-"
+            f"{fmt_t(max(new))} vs {fmt_t(min(before))}-{fmt_t(max(before))})",
+            fmt_t(med(new)), f"old {fmt_t(med(before))}", f"{ratio:.2f} x",
+            ">= 0.95 x (no slower)", ratio >= 0.95)
+        row(no, f"the daemon's CPU time (user + system) for the same (spread {fmt_t(min(cn))}-"
+            f"{fmt_t(max(cn))} vs {fmt_t(min(co))}-{fmt_t(max(co))})", fmt_t(med(cn)),
+            f"old {fmt_t(med(co))}", f"{med(co) / med(cn):.2f} x", "-", None)
+
+
 def shard_rows():
     """Row 18 (issue 24): sizing a sharded array costs what its stored bytes
     do: bench/gen_shards.py's store, each array's first `stat` on a fresh
@@ -811,6 +881,16 @@ def report():
                    "xarray opening `reference://` through fsspec, loading `lead` and writing "
                    "it with pandas `Series.to_csv(na_rep=\"NaT\")` (tmpfs file, imports excluded), "
                    "checked byte for byte against zarrfs's lead.txt.")
+    if ROWS == "compare":
+        out.append(f"- compare: zarrfs's own side of rows 1, 3 and 16 (no peers), for this build "
+                   f"and the binary ZF_BENCH_OLD, both Release builds; each of {max(RUNS, 5)} "
+                   f"runs mounts a fresh daemon of each binary in turn (who goes first "
+                   f"alternates run by run); medians, with each binary's fastest and slowest "
+                   f"run. Row 1: the cat after a timed first `stat`; row 3: `stat` + `cat`; "
+                   f"row 16: the cat after a timed first `stat`, memory touched first as row 16 "
+                   f"does. The CPU rows add up the daemon's user and system time over the same "
+                   f"span (/proc/PID/stat, every thread): the figure least moved by other "
+                   f"load.")
     out.extend(NOTES)
     out.append("- other load: share of the machine's CPU time used by processes other than the "
                "benchmark (from /proc/stat), median and max over the runs behind the row; the "

@@ -26,12 +26,13 @@
  * used when the option is absent. */
 #define ZF_OPTIONS(X)                                                                            \
     X(format, VAL, "FORMAT", "pandas",                                                           \
-      "text of each duration or time stamp: pandas, iso, numpy, seconds or raw")                 \
+      "text of each duration or time stamp, time labels of .csv included: pandas, iso, numpy, "  \
+      "seconds or raw")                                                                          \
     X(nat, VAL, "TEXT", "NaT",                                                                   \
       "text shown for NaT, CSV-quoted in .csv when needed; no control characters")              \
     X(labels, VAL, "WHICH", "coords",                                                            \
-      ".csv label columns: coords (each dimension's coordinate values, then the other "          \
-      "coordinates, as xarray's to_dataframe().to_csv() writes them, where the array has "       \
+      ".csv label columns: coords (the coordinates xarray gives the array: each dimension's, "   \
+      "then the others, as xarray's to_dataframe().to_csv() writes them, where the array has "   \
       "coordinates) or index (the indices of each dimension)")                                   \
     X(cf, VAL, "WHICH", "all",                                                                   \
       "CF-encoded durations shown: all (integer and float arrays with a duration units "         \

@@ -9,6 +9,105 @@
 
 #include "base/err.h"
 
+/* --- Python's non-finite literals --- */
+
+/* the non-finite literal at p (end: the text's end): its length and value, 0 if none */
+static size_t nonfinite_at(const char *p, const char *end, double *v)
+{
+    static const struct { const char *word; size_t len; double v; } words[] = {
+        {"NaN", 3, NAN}, {"Infinity", 8, INFINITY}, {"-Infinity", 9, -INFINITY}};
+    for (size_t i = 0; i < 3; i++)
+        if ((size_t)(end - p) >= words[i].len && !memcmp(p, words[i].word, words[i].len)) {
+            *v = words[i].v;
+            return words[i].len;
+        }
+    return 0;
+}
+
+/* where the string literal starting at p (a quote) ends, after its closing quote */
+static const char *after_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return end;
+}
+
+/* a non-finite literal replaced by a number: its ordinal among the numbers
+ * of the text and its value */
+typedef struct nonfinite {
+    size_t ordinal;
+    double v;
+} nonfinite;
+
+/* copy text to out, each non-finite literal outside strings replaced by "0"
+ * and spaces (cJSON reads numbers only) and recorded in *nf (grown); the
+ * number of them, or (size_t)-1 out of memory */
+static size_t replace_nonfinite(const char *text, size_t n, char *out, nonfinite **nf)
+{
+    const char *p = text, *end = text + n;
+    size_t numbers = 0, count = 0, cap = 0;
+    memcpy(out, text, n);
+    while (p < end) {
+        double v;
+        size_t len;
+        if (*p == '"') {
+            p = after_string(p, end);
+        } else if ((len = nonfinite_at(p, end, &v))) {
+            if (count == cap) {
+                cap = cap ? 2 * cap : 8;
+                nonfinite *grown = realloc(*nf, cap * sizeof *grown);
+                if (!grown)
+                    return (size_t)-1;
+                *nf = grown;
+            }
+            (*nf)[count++] = (nonfinite){numbers++, v};
+            memset(out + (p - text), ' ', len);
+            out[p - text] = '0';
+            p += len;
+        } else if (*p == '-' || (*p >= '0' && *p <= '9')) {
+            numbers++;
+            while (p < end && !strchr(",]} \t\r\n", *p))
+                p++;
+        } else {
+            p++;
+        }
+    }
+    return count;
+}
+
+/* give the numbers of item's tree (document order) with the ordinals in
+ * nf[*next..count) their non-finite values; *seen counts the numbers */
+static void restore_nonfinite(cJSON *item, const nonfinite *nf, size_t count, size_t *next,
+                              size_t *seen)
+{
+    for (; item && *next < count; item = item->next) {
+        if (cJSON_IsNumber(item) && (*seen)++ == nf[*next].ordinal)
+            cJSON_SetNumberValue(item, nf[(*next)++].v);
+        restore_nonfinite(item->child, nf, count, next, seen);
+    }
+}
+
+cJSON *zf_json_parse(const char *text, size_t n)
+{
+    cJSON *root = cJSON_ParseWithLength(text, n);
+    if (root || !n)
+        return root;
+    char *copy = malloc(n);
+    nonfinite *nf = NULL;
+    size_t count = copy ? replace_nonfinite(text, n, copy, &nf) : (size_t)-1;
+    if (count && count != (size_t)-1 && (root = cJSON_ParseWithLength(copy, n))) {
+        size_t next = 0, seen = 0;
+        restore_nonfinite(root, nf, count, &next, &seen);
+    }
+    free(copy);
+    free(nf);
+    return root;
+}
+
 int zf_json_int(const cJSON *item, int64_t lo, int64_t hi, int64_t *out)
 {
     if (!cJSON_IsNumber(item))

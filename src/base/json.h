@@ -15,6 +15,12 @@
  * accepted only through zf_json_raw_int64. */
 #define ZF_JSON_MAX_EXACT 9007199254740992.0
 
+/* Parse text[0..n) as Python's json module does: JSON, plus the bare
+ * literals NaN, Infinity and -Infinity as numbers (which zarr-python and
+ * xarray write, e.g. "valid_max": NaN).  NULL if it is not JSON (or out of
+ * memory); the caller frees the result with cJSON_Delete. */
+cJSON *zf_json_parse(const char *text, size_t n);
+
 /* Is item a JSON number with an integral value in [lo, hi]?  Stores it in *out. */
 int zf_json_int(const cJSON *item, int64_t lo, int64_t hi, int64_t *out);
 

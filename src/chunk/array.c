@@ -112,8 +112,10 @@ static int chunk_store_key(const zf_array *a, uint64_t index, char *buf, size_t 
     return zf_meta_chunk_key(&a->meta, coords, buf + len, cap - len);
 }
 
-/* convert the stored CF elements of read chunk `index` at v into ticks (convert.h) */
-static int convert_chunk(const zf_array *a, uint64_t index, int64_t *v, char *err, size_t errcap)
+/* convert the stored CF elements of read chunk `index` at v into ticks
+ * (convert.h; *coarser: of a coarser unit) */
+static int convert_chunk(const zf_array *a, uint64_t index, int64_t *v, unsigned *coarser,
+                         char *err, size_t errcap)
 {
     uint64_t origin[ZF_MAX_DIMS], valid[ZF_MAX_DIMS];
     zf_array_chunk_origin(a, index, origin);
@@ -121,7 +123,8 @@ static int convert_chunk(const zf_array *a, uint64_t index, int64_t *v, char *er
         uint64_t left = a->meta.shape[d] - origin[d];
         valid[d] = left < a->meta.read_chunks[d] ? left : a->meta.read_chunks[d];
     }
-    return zf_convert_chunk(zf_array_cf(a), v, a->meta.ndim, a->meta.read_chunks, valid, err, errcap);
+    return zf_convert_chunk(zf_array_cf(a), v, a->meta.ndim, a->meta.read_chunks, valid, coarser,
+                            err, errcap);
 }
 
 /* decode `raw` with pipeline p into buf (room for its chunk elements), or a
@@ -135,8 +138,9 @@ static int decode_chunk(const zf_array *a, uint64_t index, const zf_pipeline *p,
     if (!v)
         return ZF_ENOMEM;
     int rc = zf_pipeline_decode(p, raw, rawn, v, err, errcap);
+    out->coarser = 0;
     if (rc == ZF_OK && a->meta.cf.how != ZF_CF_NATIVE)
-        rc = convert_chunk(a, index, v, err, errcap);
+        rc = convert_chunk(a, index, v, &out->coarser, err, errcap);
     if (rc) {
         if (v != buf)
             free(v);
@@ -244,6 +248,7 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         out->n = zf_array_chunk_elems(a);
         out->values = NULL;
         out->constant = fill;
+        out->coarser = 0;
         return ZF_OK;
     }
     if (rc == ZF_ERANGE) { /* a time stamp outside the ns range: cftime objects (ticks.c) */

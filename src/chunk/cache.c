@@ -225,7 +225,7 @@ static int load_new(zf_cache *c, entry *e, size_t bytes, zf_chunk_loader load, v
     c->used += e->bytes;
     void *buf = reclaim(c, bytes);
     pthread_mutex_unlock(&c->mu);
-    zf_chunk got = {NULL, 0, 0};
+    zf_chunk got = {NULL, 0, 0, 0};
     int rc = load(ctx, e->index, buf, &got);
     if (buf && got.values != buf)
         free(buf); /* not used (a missing chunk, an error) */

@@ -44,6 +44,8 @@ typedef struct zf_chunk {
                               every value is `constant` (a missing chunk) */
     uint64_t n;
     int64_t constant;
+    unsigned coarser;      /* values are ticks of 1000^coarser array units (a CF
+                              float chunk beyond int64 ns: convert.h); else 0 */
 } zf_chunk;
 
 /* Load chunk `index` of `owner` into *out: either values (malloc'd; ownership

@@ -20,9 +20,11 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
+#include "base/half.h"
 #include "chunk/convert_impl.h"
 #include "chunk/epoch.h"
 
@@ -98,10 +100,11 @@ static inline int from_u64(const rule *r, uint64_t u, int64_t *t)
     return __builtin_mul_overflow(v, pow1000[r->ulevel - r->level], t) ? -1 : 0;
 }
 
-/* a float count about to be scaled: in float64, or (float32 data in s..ns)
- * in float32; kind 0 for NaN (NaT), -1 for an infinity */
+/* a float count about to be scaled: in float64, or (float32 and float16
+ * data in s..ns) in their own precision; kind 0 for NaN (NaT), -1 for an
+ * infinity */
 typedef struct fnum {
-    int kind; /* 1 float64, 2 float32 */
+    int kind; /* 1 float64, 2 float32, 3 float16 (held in f) */
     double d;
     float f;
 } fnum;
@@ -124,8 +127,10 @@ static inline double unpacked(const zf_cf *cf, const ev *e)
 static inline fnum float_count(const rule *r, const ev *e)
 {
     const zf_cf *cf = r->cf;
-    if (cf->pack == ZF_CF_PACK_NONE && cf->path == ZF_CF_PATH_F32 && !r->coarse)
-        return (fnum){isnan(e->f) ? 0 : isinf(e->f) ? -1 : 2, 0.0, e->f};
+    if (cf->pack == ZF_CF_PACK_NONE && (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F16) &&
+        !r->coarse)
+        return (fnum){isnan(e->f) ? 0 : isinf(e->f) ? -1 : cf->path == ZF_CF_PATH_F16 ? 3 : 2, 0.0,
+                      e->f};
     double d = unpacked(cf, e);
     if (isnan(d) || isinf(d))
         return (fnum){isnan(d) ? 0 : -1, 0.0, 0.0f};
@@ -138,7 +143,10 @@ static inline fnum float_count(const rule *r, const ev *e)
 static inline int steps_needed(fnum v, int max)
 {
     int k = 0;
-    if (v.kind == 2)
+    if (v.kind == 3)
+        for (; k < max && v.f != truncf(v.f); k++)
+            v.f = zf_half_round(v.f * 1000.0f);
+    else if (v.kind == 2)
         for (; k < max && v.f != truncf(v.f); k++)
             v.f *= 1000.0f;
     else if (v.kind == 1)
@@ -148,7 +156,8 @@ static inline int steps_needed(fnum v, int max)
 }
 
 /* scale a float count by 1000 r->steps times in its own precision, truncate
- * (astype(int64)) and make it ticks */
+ * (astype(int64)) and make it ticks; -1 beyond int64 ticks, -2 where the
+ * truncation itself overflows int64 (numpy's cast then gives NaT) */
 static inline int from_float(const rule *r, fnum v, int64_t *t)
 {
     if (v.kind <= 0) {
@@ -156,7 +165,11 @@ static inline int from_float(const rule *r, fnum v, int64_t *t)
         return v.kind; /* NaN: NaT; an infinity: beyond range */
     }
     double y;
-    if (v.kind == 2) {
+    if (v.kind == 3) {
+        for (int k = 0; k < r->steps; k++)
+            v.f = zf_half_round(v.f * 1000.0f);
+        y = truncf(v.f);
+    } else if (v.kind == 2) {
         for (int k = 0; k < r->steps; k++)
             v.f *= 1000.0f;
         y = truncf(v.f);
@@ -166,7 +179,7 @@ static inline int from_float(const rule *r, fnum v, int64_t *t)
         y = trunc(v.d);
     }
     if (!(y >= -0x1p63 && y < 0x1p63))
-        return -1;
+        return -2;
     int64_t n = (int64_t)y;
     if (n == INT64_MIN) { /* -2^63 itself: numpy's NaT */
         *t = ZF_NAT;
@@ -214,7 +227,8 @@ static inline int from_i64_pack(const rule *r, const ev *e, int64_t *t)
 static inline int float_path(const zf_cf *cf)
 {
     return cf->pack == ZF_CF_PACK_F64 ||
-           (cf->pack == ZF_CF_PACK_NONE && (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F64));
+           (cf->pack == ZF_CF_PACK_NONE && (cf->path == ZF_CF_PATH_F16 || cf->path == ZF_CF_PATH_F32 ||
+                                            cf->path == ZF_CF_PATH_F64));
 }
 
 /* the ticks of a time stamp xarray decodes with cftime: the count made
@@ -265,6 +279,7 @@ static inline int convert(const rule *r, ev e, int64_t *t)
 
 #define EV_SIGNED(x) ((ev){(int64_t)(x), (uint64_t)(int64_t)(x), (double)(x), 0.0f, 0})
 #define EV_UNSIGNED(x) ((ev){wrap_i64(x), (uint64_t)(x), (double)(x), 0.0f, 0})
+#define EV_F16(x) ((ev){0, 0, (double)zf_half_to_float(x), zf_half_to_float(x), 1})
 #define EV_F32(x) ((ev){0, 0, (double)(x), (x), 1})
 #define EV_F64(x) ((ev){0, 0, (x), 0.0f, 1})
 
@@ -312,6 +327,7 @@ CONVERT_LOOPS(loop_u8, uint8_t, EV_UNSIGNED)
 CONVERT_LOOPS(loop_u16, uint16_t, EV_UNSIGNED)
 CONVERT_LOOPS(loop_u32, uint32_t, EV_UNSIGNED)
 CONVERT_LOOPS(loop_u64, uint64_t, EV_UNSIGNED)
+CONVERT_LOOPS(loop_f16, uint16_t, EV_F16)
 CONVERT_LOOPS(loop_f32, float, EV_F32)
 CONVERT_LOOPS(loop_f64, double, EV_F64)
 
@@ -324,11 +340,11 @@ static void pick_loops(zf_elem e, loop_fn *loop, steps_fn *steps)
     static const loop_fn loops[3][4] = {
         {loop_i8, loop_i16, loop_i32, loop_i64},
         {loop_u8, loop_u16, loop_u32, loop_u64},
-        {NULL, NULL, loop_f32, loop_f64}};
+        {NULL, loop_f16, loop_f32, loop_f64}};
     static const steps_fn stepss[3][4] = {
         {loop_i8_steps, loop_i16_steps, loop_i32_steps, loop_i64_steps},
         {loop_u8_steps, loop_u16_steps, loop_u32_steps, loop_u64_steps},
-        {NULL, NULL, loop_f32_steps, loop_f64_steps}};
+        {NULL, loop_f16_steps, loop_f32_steps, loop_f64_steps}};
     unsigned w = e.size == 1 ? 0 : e.size == 2 ? 1 : e.size == 4 ? 2 : 3;
     unsigned k = e.kind == ZF_ELEM_INT ? 0 : e.kind == ZF_ELEM_UINT ? 1 : 2;
     *loop = loops[k][w];
@@ -368,20 +384,55 @@ static int has_padding(unsigned ndim, const uint64_t *shape, const uint64_t *val
     return 0;
 }
 
-/* the stored value of element p as text, for an error message */
-static void elem_text(zf_elem e, const uint8_t *p, char *buf, size_t cap)
+/* the stored element at p in every form the steps read it as */
+static ev elem_at(zf_elem e, const uint8_t *p)
 {
     union { int8_t i1; int16_t i2; int32_t i4; int64_t i8; uint8_t u1; uint16_t u2;
             uint32_t u4; uint64_t u8; float f4; double f8; } v;
     memcpy(&v, p, e.size);
     if (e.kind == ZF_ELEM_FLOAT)
-        snprintf(buf, cap, "%.17g", e.size == 4 ? (double)v.f4 : v.f8);
-    else if (e.kind == ZF_ELEM_INT)
-        snprintf(buf, cap, "%lld", (long long)(e.size == 1 ? v.i1 : e.size == 2 ? v.i2
-                                                : e.size == 4 ? v.i4 : v.i8));
+        return e.size == 2 ? EV_F16(v.u2) : e.size == 4 ? EV_F32(v.f4) : EV_F64(v.f8);
+    if (e.kind == ZF_ELEM_INT)
+        return EV_SIGNED(e.size == 1 ? v.i1 : e.size == 2 ? v.i2 : e.size == 4 ? v.i4 : v.i8);
+    return EV_UNSIGNED(e.size == 1 ? v.u1 : e.size == 2 ? v.u2 : e.size == 4 ? v.u4 : v.u8);
+}
+
+/* why element p cannot be converted under rule r, into err: its stored
+ * value, and what xarray does with it */
+static void overflow_reason(const rule *r, const uint8_t *p, const char *at, char *err,
+                            size_t errcap)
+{
+    const zf_cf *cf = r->cf;
+    ev e = elem_at(cf->elem, p);
+    char v[32];
+    if (e.is_float)
+        snprintf(v, sizeof v, "%.17g", e.d);
+    else if (cf->elem.kind == ZF_ELEM_INT)
+        snprintf(v, sizeof v, "%lld", (long long)e.i);
     else
-        snprintf(buf, cap, "%llu", (unsigned long long)(e.size == 1 ? v.u1 : e.size == 2 ? v.u2
-                                                          : e.size == 4 ? v.u4 : v.u8));
+        snprintf(v, sizeof v, "%llu", (unsigned long long)e.u);
+    if (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS) { /* cftime's count */
+        snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks (xarray cannot "
+                 "decode it either)", at, v, zf_unit_name(cf->unit));
+        return;
+    }
+    double d = e.is_float || cf->pack == ZF_CF_PACK_F64 ? unpacked(cf, &e) : 0.0;
+    static const char *const level_unit[4] = {"s", "ms", "us", "ns"};
+    int half = cf->path == ZF_CF_PATH_F16 && cf->pack == ZF_CF_PACK_NONE && !r->coarse;
+    int64_t t;
+    /* xarray checks the counts' extremes first and raises beyond int64, but
+     * float16 ones compare with int64's bounds made float16 (infinite), and
+     * every float16 count fits ns: theirs only overflow in the cast */
+    int f16 = cf->path == ZF_CF_PATH_F16 && cf->pack == ZF_CF_PACK_NONE;
+    if (f16 || (fabs(d) < 0x1p63 && convert(r, e, &t) == -2))
+        snprintf(err, errcap, "%sstored value %s is beyond %s once made %s (x 1000^%d, as the "
+                 "chunk's finest value needs): not shown, as xarray's cast to int64 overflows "
+                 "there and gives NaT instead of the stored duration", at, v,
+                 half ? "float16 (multiplied in float16)" : "int64", level_unit[r->level + r->steps],
+                 r->steps);
+    else
+        snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks: not shown, as "
+                 "xarray raises OutOfBoundsTimedelta for it", at, v, level_unit[r->ulevel]);
 }
 
 /* the fast loops' constants (convert_impl.h) for a chunk under rule r, if
@@ -427,15 +478,25 @@ static uint64_t convert_fast(rule *r, zf_fast *f, void *buf, uint64_t n)
 }
 
 /* convert n elements at buf in place; on failure the reason goes to err,
- * after "element K: " (K counted from first) when first >= 0 */
-static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int64_t first, char *err,
-                     size_t errcap)
+ * after "element K: " (K counted from first) when first >= 0.  coarser
+ * (NULL: never) lets float durations whose ticks would overflow ns be
+ * decoded at xarray's unit for the chunk (the dtype attribute's, or the
+ * finest its values need) instead: *coarser is how many factors of 1000
+ * coarser than ns that is. */
+static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int64_t first, unsigned *coarser,
+                     char *err, size_t errcap)
 {
     rule r = make_rule(cf);
     loop_fn loop;
     steps_fn steps;
     pick_loops(cf->elem, &loop, &steps);
     zf_fast f;
+    size_t bytes = (size_t)n * cf->elem.size;
+    uint8_t *copy = NULL; /* the stored elements, for a second try at a coarser unit */
+    if (coarser && zf_convert_may_coarsen(cf) && !(copy = malloc(bytes ? bytes : 1)))
+        return snprintf(err, errcap, "out of memory"), ZF_ENOMEM;
+    if (copy)
+        memcpy(copy, buf, bytes);
     int fast = fast_rule(&r, &f);
     uint64_t done = fast ? convert_fast(&r, &f, buf, n) : 0, bad = 0;
     if (!fast && float_path(cf) && cf->how != ZF_CF_SINCE)
@@ -445,6 +506,15 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int64_t first, char
         rc = loop(&r, (uint8_t *)buf + done * cf->elem.size, n - done, &bad);
         bad += done;
     }
+    int level = r.level + r.steps > unit_level(cf->target) ? r.level + r.steps
+                                                           : unit_level(cf->target);
+    if (rc && copy && level < 3) { /* xarray's unit for the chunk, coarser than ns */
+        memcpy(buf, copy, bytes);
+        r.ulevel = level;
+        if ((rc = loop(&r, buf, n, &bad)) == ZF_OK)
+            *coarser = (unsigned)(3 - level);
+    }
+    free(copy);
     int added = rc == ZF_OK && cf->how == ZF_CF_SINCE && cf->decoding == ZF_CF_DEC_PANDAS;
     if (added) /* counts since DATE -> time stamps (the reason in err if one is outside) */
         rc = zf_epoch_add(cf, buf, n, first >= 0, err, errcap);
@@ -453,12 +523,10 @@ static int convert_n(const zf_cf *cf, void *buf, uint64_t n, int64_t first, char
         return ZF_ERANGE;
     }
     if (rc && !added) {
-        char v[32], at[40] = "";
-        elem_text(cf->elem, (const uint8_t *)buf + bad * cf->elem.size, v, sizeof v);
+        char at[40] = "";
         if (first >= 0)
             snprintf(at, sizeof at, "element %llu: ", (unsigned long long)(bad + (uint64_t)first));
-        snprintf(err, errcap, "%sstored value %s is beyond int64 %s ticks (xarray cannot "
-                 "decode it either)", at, v, zf_unit_name(cf->unit));
+        overflow_reason(&r, (const uint8_t *)buf + bad * cf->elem.size, at, err, errcap);
     }
     return rc;
 }
@@ -483,27 +551,35 @@ static int convert_rows(const zf_cf *cf, uint8_t *buf, unsigned ndim, const uint
         uint8_t *out = buf + r * row * 8;
         memmove(out, buf + r * row * cf->elem.size, (size_t)keep * cf->elem.size);
         memset(out + keep * 8, 0, (size_t)(row - keep) * 8);
-        int rc = keep ? convert_n(cf, out, keep, (int64_t)(r * row), err, errcap) : ZF_OK;
+        int rc = keep ? convert_n(cf, out, keep, (int64_t)(r * row), NULL, err, errcap) : ZF_OK;
         if (rc)
             return rc;
     }
     return ZF_OK;
 }
 
-int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *shape,
-                     const uint64_t *valid, char *err, size_t errcap)
+int zf_convert_may_coarsen(const zf_cf *cf)
 {
+    return float_path(cf) && cf->how != ZF_CF_SINCE && cf->how != ZF_CF_NATIVE &&
+           unit_level(cf->target) < 3;
+}
+
+int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *shape,
+                     const uint64_t *valid, unsigned *coarser, char *err, size_t errcap)
+{
+    if (coarser)
+        *coarser = 0;
     if (cf->how == ZF_CF_NATIVE)
         return ZF_OK;
     uint64_t n = 1;
     for (unsigned d = 0; d < ndim; d++)
         n *= shape[d];
     if (!has_padding(ndim, shape, valid))
-        return convert_n(cf, buf, n, 0, err, errcap);
+        return convert_n(cf, buf, n, 0, coarser, err, errcap);
     if (cf->how == ZF_CF_SINCE && cf->decoding != ZF_CF_DEC_PANDAS)
         return convert_rows(cf, buf, ndim, shape, valid, err, errcap);
     zero_padding(buf, cf->elem.size, ndim, shape, valid);
-    return convert_n(cf, buf, n, 0, err, errcap);
+    return convert_n(cf, buf, n, 0, coarser, err, errcap);
 }
 
 int zf_convert_one(const zf_cf *cf, const void *elem, int64_t *out, char *err, size_t errcap)
@@ -514,7 +590,7 @@ int zf_convert_one(const zf_cf *cf, const void *elem, int64_t *out, char *err, s
         return ZF_OK;
     }
     memcpy(buf, elem, cf->elem.size);
-    int rc = convert_n(cf, buf, 1, -1, err, errcap);
+    int rc = convert_n(cf, buf, 1, -1, NULL, err, errcap);
     if (rc == ZF_OK)
         memcpy(out, buf, 8);
     return rc;

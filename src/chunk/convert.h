@@ -20,11 +20,20 @@
  * lies inside the array along d; the rest is padding, shown nowhere, read
  * as zero.  Float counts are scaled by the same power of 1000 across the
  * chunk (the finest its values need, as xarray decodes one block).  A
- * native array (cf->how ZF_CF_NATIVE) is left as it is.  ZF_ECORRUPT (reason
- * in err) if a value is beyond int64 ticks of cf->unit, where xarray raises
- * OutOfBoundsTimedelta; buf is then partly converted. */
+ * native array (cf->how ZF_CF_NATIVE) is left as it is.
+ *
+ * Float durations whose ns ticks would overflow int64 while xarray's unit
+ * for the chunk is coarser (a dtype attribute "timedelta64[s]", [ms] or
+ * [us], and no finer value in the chunk) are decoded at that unit when
+ * coarser is not NULL: *coarser (0 otherwise) says the ticks are units of
+ * 1000^*coarser ns.  ZF_ECORRUPT (reason in err) if a value is beyond int64
+ * ticks even so (xarray raises OutOfBoundsTimedelta, or its cast to int64
+ * overflows to NaT); buf is then partly converted.  ZF_ENOMEM. */
 int zf_convert_chunk(const zf_cf *cf, void *buf, unsigned ndim, const uint64_t *shape,
-                     const uint64_t *valid, char *err, size_t errcap);
+                     const uint64_t *valid, unsigned *coarser, char *err, size_t errcap);
+
+/* Can zf_convert_chunk decode some chunks of cf at a coarser unit? */
+int zf_convert_may_coarsen(const zf_cf *cf);
 
 /* The ticks of one stored element (elem: cf->elem.size bytes, machine order)
  * into *out; errors as zf_convert_chunk. */

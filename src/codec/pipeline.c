@@ -28,7 +28,7 @@ static zf_pipeline *pipeline_new(unsigned ndim, const uint64_t *shape, zf_elem e
 {
     unsigned esize = elem.size;
     if ((esize != 1 && esize != 2 && esize != 4 && esize != 8) ||
-        (elem.kind == ZF_ELEM_FLOAT && esize < 4)) {
+        (elem.kind == ZF_ELEM_FLOAT && esize < 2)) {
         snprintf(err, errcap, "elements of %u bytes are not supported", esize);
         return NULL;
     }
@@ -162,6 +162,9 @@ static int add_filter(zf_pipeline *p, zf_filter *f, char *err, size_t errcap)
     if (p->nfilters == ZF_MAX_CODECS) {
         snprintf(err, errcap, "more than %d filters", ZF_MAX_CODECS);
         rc = ZF_EUNSUPPORTED;
+    } else if (p->elem.kind == ZF_ELEM_FLOAT && p->elem.size == 2) {
+        snprintf(err, errcap, "%s on float16 data is not supported", zf_filter_name(f));
+        rc = ZF_EUNSUPPORTED;
     } else if (!zf_elem_same_bits(want, got) && p->nfilters == 0) {
         snprintf(err, errcap, "%s: decodes to %s, but the array has %s elements",
                  zf_filter_name(f), zf_elem_name(got), zf_elem_name(want));
@@ -200,8 +203,9 @@ static int add_codec(zf_pipeline *p, zf_codec *c, char *err, size_t errcap)
     return ZF_OK;
 }
 
-/* the sharding_indexed array->bytes codec: inner chunks readable one by one */
-static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t errcap)
+/* the sharding_indexed array->bytes codec: inner chunks readable one by one
+ * (decoded by the inner pipeline; frame: by the caller, no inner pipeline) */
+static int set_sharding(zf_pipeline *p, const cJSON *config, int frame, char *err, size_t errcap)
 {
     static const char *const keys[] = {"chunk_shape", "codecs", "index_codecs", "index_location", NULL};
     int rc = zf_json_only_keys(config, keys, "sharding_indexed", err, errcap);
@@ -243,14 +247,15 @@ static int set_sharding(zf_pipeline *p, const cJSON *config, char *err, size_t e
         return ZF_ECORRUPT;
     }
     p->index_at_start = loc && !strcmp(loc->valuestring, "start");
-    if ((rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "codecs"), p->ndim,
-                                  p->inner_shape, p->elem, &p->inner, err, errcap)) ||
+    if ((!frame && (rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "codecs"),
+                                             p->ndim, p->inner_shape, p->elem, &p->inner, err,
+                                             errcap))) ||
         (rc = zf_pipeline_from_v3(cJSON_GetObjectItemCaseSensitive(config, "index_codecs"),
                                   p->ndim + 1, grid, (zf_elem){ZF_ELEM_UINT, 8}, &p->index, err,
                                   errcap)))
         return rc;
     unsigned levels = 1;
-    for (const zf_pipeline *q = p->inner; q->inner; q = q->inner)
+    for (const zf_pipeline *q = p->inner; q && q->inner; q = q->inner) /* (a frame: none) */
         levels++;
     if (levels > ZF_MAX_SHARD_LEVELS) {
         snprintf(err, errcap, "sharding_indexed nested more than %d levels deep",
@@ -286,7 +291,7 @@ static int add_v3_entry(zf_pipeline *p, const cJSON *entry, int *stage, char *er
         if (strcmp(name, "transpose"))
             *stage = 1;
         if (is_shard)
-            return set_sharding(p, config, err, errcap);
+            return set_sharding(p, config, 0, err, errcap);
         return *stage ? set_bytes(p, config, err, errcap) : add_transpose(p, config, err, errcap);
     }
     if (!strncmp(name, "numcodecs.", 10)) {
@@ -335,6 +340,22 @@ int zf_pipeline_from_v3(const cJSON *codecs, unsigned ndim, const uint64_t *chun
         snprintf(err, errcap, "no array->bytes codec");
         rc = ZF_ECORRUPT;
     }
+    if (rc) {
+        zf_pipeline_free(p);
+        return rc;
+    }
+    *out = p;
+    return ZF_OK;
+}
+
+int zf_pipeline_shard_frame(const cJSON *config, unsigned ndim, const uint64_t *shard_shape,
+                            zf_pipeline **out, char *err, size_t errcap)
+{
+    zf_pipeline *p = pipeline_new(ndim, shard_shape, (zf_elem){ZF_ELEM_UINT, 1}, err, errcap);
+    if (!p)
+        return ZF_EUNSUPPORTED;
+    p->v3 = 1;
+    int rc = set_sharding(p, config, 1, err, errcap);
     if (rc) {
         zf_pipeline_free(p);
         return rc;

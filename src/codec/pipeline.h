@@ -58,6 +58,15 @@ int zf_pipeline_from_v2(const cJSON *compressor, const cJSON *filters, int big_e
                         char order, unsigned ndim, const uint64_t *chunk_shape,
                         zf_elem elem, zf_pipeline **out, char *err, size_t errcap);
 
+/* The frame of a v3 sharding_indexed codec (its configuration config) for
+ * shards of the given shape whose inner chunks the caller decodes (strings):
+ * zf_pipeline_inner gives no pipeline but the inner chunk shape, and the
+ * index functions below work (zf_pipeline_decode_index checks a frame's
+ * entries against the shard, not against an inner chunk's largest
+ * encoding: the caller does).  ZF_ECORRUPT / ZF_EUNSUPPORTED with a reason. */
+int zf_pipeline_shard_frame(const cJSON *config, unsigned ndim, const uint64_t *shard_shape,
+                            zf_pipeline **out, char *err, size_t errcap);
+
 /* Free a pipeline; NULL is allowed. */
 void zf_pipeline_free(zf_pipeline *p);
 

@@ -62,7 +62,8 @@ static int check_index(const zf_pipeline *p, const uint64_t *idx, uint64_t n, ch
 {
     uint64_t lo = p->index_at_start ? p->index_bytes : 0;
     uint64_t hi = p->index_at_start ? n : n - p->index_bytes;
-    size_t most = zf_pipeline_max_encoded(p->inner);
+    size_t most = p->inner ? zf_pipeline_max_encoded(p->inner) : SIZE_MAX; /* a frame: the
+                                                        caller's inner chunks (strings) */
     uint64_t end = 0, stored = 0;
     int in_order = 1; /* entries in position order do not go back: no overlap */
     for (uint64_t k = 0; k < p->inner_count; k++) {

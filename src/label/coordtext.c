@@ -111,15 +111,27 @@ static size_t string_cap(const loader *L)
     return heads + (room < VLEN_CHUNK_MAX ? room : VLEN_CHUNK_MAX);
 }
 
-/* the largest encoded chunk worth reading */
-static size_t encoded_cap(const loader *L)
+/* the largest encoding of a string chunk (an inner chunk when sharded) */
+static size_t string_encoded_cap(const loader *L)
 {
-    if (L->pm.m.pipeline)
-        return zf_pipeline_max_encoded(L->pm.m.pipeline);
     size_t n = string_cap(L);
     for (unsigned i = 0; i < L->pm.ncodecs; i++)
         n = zf_codec_max_encoded(L->pm.codecs[i], n);
     return n;
+}
+
+/* the largest encoded chunk (shard) worth reading */
+static size_t encoded_cap(const loader *L)
+{
+    if (L->pm.m.pipeline)
+        return zf_pipeline_max_encoded(L->pm.m.pipeline);
+    size_t n = string_encoded_cap(L);
+    if (!L->pm.shard)
+        return n;
+    uint64_t count = zf_pipeline_inner_count(L->pm.shard); /* <= 2^24 */
+    int start;
+    size_t index = zf_pipeline_index_bytes(L->pm.shard, &start);
+    return n > (SIZE_MAX - index) / count ? SIZE_MAX : index + (size_t)count * n;
 }
 
 /* undo the bytes->bytes codecs of a string chunk (the last one first) into
@@ -209,8 +221,9 @@ static int decode_chunk(loader *L, const uint8_t *in, size_t n, chunk_src *c, ui
     return ZF_OK;
 }
 
-/* the texts of every element of chunk cc that lies inside the array */
-static int chunk_texts(loader *L, const uint64_t *cc, chunk_src *c)
+/* the texts of every element of the decoded chunk c whose first element is
+ * at origin (of the read chunk shape) that lies inside the array */
+static int chunk_texts(loader *L, const uint64_t *origin, chunk_src *c)
 {
     const zf_meta *m = &L->pm.m;
     uint64_t idx[ZF_MAX_DIMS] = {0};
@@ -219,7 +232,7 @@ static int chunk_texts(loader *L, const uint64_t *cc, chunk_src *c)
         uint64_t g = 0;
         int keep = 1;
         for (unsigned d = 0; d < m->ndim; d++) {
-            uint64_t at = cc[d] * m->chunks[d] + idx[d];
+            uint64_t at = origin[d] + idx[d];
             keep &= at < m->shape[d];
             g = g * m->shape[d] + at;
         }
@@ -232,7 +245,7 @@ static int chunk_texts(loader *L, const uint64_t *cc, chunk_src *c)
                 rc = check_budget(L);
         }
         for (unsigned d = m->ndim; d-- > 0;) { /* the next element, C order */
-            if (++idx[d] < m->chunks[d])
+            if (++idx[d] < m->read_chunks[d])
                 break;
             idx[d] = 0;
         }
@@ -240,7 +253,58 @@ static int chunk_texts(loader *L, const uint64_t *cc, chunk_src *c)
     return rc;
 }
 
-/* read, decode and turn into texts the chunk at grid coordinates cc */
+/* decode the encoded chunk in[0..n) (NULL: missing) whose first element is
+ * at origin and make its texts */
+static int chunk_of(loader *L, const uint8_t *in, size_t n, const uint64_t *origin)
+{
+    chunk_src c;
+    uint8_t *owned = NULL;
+    int rc = decode_chunk(L, in, n, &c, &owned);
+    if (rc == ZF_OK)
+        rc = chunk_texts(L, origin, &c);
+    free(owned);
+    return rc;
+}
+
+/* the inner chunks of the shard in[0..n) (NULL: missing) whose first
+ * element is at origin, each read by its (offset, nbytes) in the index */
+static int shard_of(loader *L, const uint8_t *in, size_t n, const uint64_t *origin)
+{
+    const zf_pipeline *sh = L->pm.shard;
+    const zf_meta *m = &L->pm.m;
+    uint64_t count = zf_pipeline_inner_count(sh), *idx = NULL, at[ZF_MAX_DIMS], r[ZF_MAX_DIMS] = {0};
+    int start, rc = ZF_OK;
+    size_t ib = zf_pipeline_index_bytes(sh, &start);
+    if (in && n < ib)
+        return snprintf(L->err, L->errcap, "%zu bytes, shorter than its index", n), ZF_ECORRUPT;
+    if (in && !(idx = malloc((size_t)count * 2 * sizeof *idx)))
+        return snprintf(L->err, L->errcap, "out of memory"), ZF_ENOMEM;
+    if (in) /* (entries checked against the shard: inside, none overlapping) */
+        rc = zf_pipeline_decode_index(sh, start ? in : in + n - ib, n, idx, L->err, L->errcap);
+    size_t most = string_encoded_cap(L);
+    for (uint64_t k = 0; rc == ZF_OK && k < count; k++) {
+        uint64_t off = idx ? idx[2 * k] : UINT64_MAX, len = idx ? idx[2 * k + 1] : UINT64_MAX;
+        int empty = off == UINT64_MAX && len == UINT64_MAX;
+        if (!empty && len > most) {
+            snprintf(L->err, L->errcap, "inner chunk %llu: %llu bytes, more than any encoding "
+                     "of it (%zu)", (unsigned long long)k, (unsigned long long)len, most);
+            rc = ZF_ECORRUPT;
+        }
+        for (unsigned d = 0; d < m->ndim; d++)
+            at[d] = origin[d] + r[d] * m->read_chunks[d];
+        if (rc == ZF_OK)
+            rc = chunk_of(L, empty ? NULL : in + off, empty ? 0 : (size_t)len, at);
+        for (unsigned d = m->ndim; d-- > 0;) { /* the next inner chunk, C order */
+            if (++r[d] < m->chunks[d] / m->read_chunks[d])
+                break;
+            r[d] = 0;
+        }
+    }
+    free(idx);
+    return rc;
+}
+
+/* read, decode and turn into texts the chunk (shard) at grid coordinates cc */
 static int load_chunk(loader *L, const uint64_t *cc)
 {
     char name[ZF_KEY_MAX];
@@ -254,12 +318,11 @@ static int load_chunk(loader *L, const uint64_t *cc)
     rc = zf_store_read(L->st, L->key, encoded_cap(L), &L->io, &n, NULL, why, sizeof why);
     if (rc && rc != ZF_ENOTFOUND)
         return snprintf(L->err, L->errcap, "chunk \"%s\": %s", L->key, why), rc;
-    chunk_src c;
-    uint8_t *owned = NULL;
-    rc = decode_chunk(L, rc ? NULL : L->io.p, n, &c, &owned);
-    if (rc == ZF_OK)
-        rc = chunk_texts(L, cc, &c);
-    free(owned);
+    uint64_t origin[ZF_MAX_DIMS];
+    for (unsigned d = 0; d < L->pm.m.ndim; d++)
+        origin[d] = cc[d] * L->pm.m.chunks[d];
+    const uint8_t *in = rc ? NULL : L->io.p;
+    rc = L->pm.shard ? shard_of(L, in, n, origin) : chunk_of(L, in, n, origin);
     if (rc && rc != ZF_ENOMEM) {
         snprintf(why, sizeof why, "%s", L->err);
         snprintf(L->err, L->errcap, "chunk \"%s\": %s", L->key, why);
@@ -278,12 +341,16 @@ static int assemble(loader *L, zf_coordtext *out)
     uint64_t at = 0;
     for (uint64_t i = 0; i < n; i++) {
         out->start[i] = at;
-        memcpy(out->text + at, L->text.data + L->pos[i], (size_t)L->len[i]);
+        if (L->len[i]) /* (every text empty: no text buffer at all) */
+            memcpy(out->text + at, L->text.data + L->pos[i], (size_t)L->len[i]);
         at += L->len[i];
     }
     out->start[n] = at;
     out->text[at] = '\0';
     out->n = n;
+    out->floats = L->pm.type == ZF_PLAIN_NUMBER &&
+                  (L->pm.m.elem.kind == ZF_ELEM_FLOAT || L->pm.m.cf.pack == ZF_CF_PACK_F64 ||
+                   L->pm.m.cf.nmask_i + L->pm.m.cf.nmask_f > 0);
     out->ndim = L->pm.m.ndim;
     memcpy(out->shape, L->pm.m.shape, sizeof out->shape);
     memcpy(out->dim_names, L->pm.m.dim_names, sizeof out->dim_names);
@@ -318,7 +385,7 @@ static int allocate(loader *L)
     const zf_plain_meta *p = &L->pm;
     L->chunk_elems = 1;
     for (unsigned d = 0; d < p->m.ndim; d++)
-        L->chunk_elems *= p->m.chunks[d]; /* <= 2^28: zf_meta_parse_plain_* */
+        L->chunk_elems *= p->m.read_chunks[d]; /* <= 2^28: zf_meta_parse_plain_* */
     int rc = check_budget(L);
     if (rc)
         return rc;
@@ -354,6 +421,49 @@ int zf_coordtext_load(const zf_store *st, const char *path, size_t max_bytes, zf
     free(L.elems);
     free(L.io.p);
     return rc;
+}
+
+/* is field i of c the text of a float zero, "0.0" or "-0.0"? */
+static int is_zero(const zf_coordtext *c, uint64_t i)
+{
+    uint64_t n = c->start[i + 1] - c->start[i];
+    const char *t = c->text + c->start[i];
+    return (n == 3 && !memcmp(t, "0.0", 3)) || (n == 4 && !memcmp(t, "-0.0", 4));
+}
+
+int zf_coordtext_level(zf_coordtext *c)
+{
+    uint64_t first = 0, other = 0;
+    while (c->floats && first < c->n && !is_zero(c, first))
+        first++;
+    if (!c->floats || first == c->n)
+        return ZF_OK;
+    int neg = c->start[first + 1] - c->start[first] == 4; /* every zero as the first */
+    for (uint64_t i = first; i < c->n; i++)
+        other += is_zero(c, i) && (c->start[i + 1] - c->start[i] == 4) != neg;
+    if (!other)
+        return ZF_OK;
+    uint64_t len = c->start[c->n] + (neg ? other : 0) - (neg ? 0 : other);
+    char *text = malloc((size_t)len + 1);
+    if (!text)
+        return ZF_ENOMEM;
+    uint64_t at = 0;
+    for (uint64_t i = 0; i < c->n; i++) {
+        const char *t = c->text + c->start[i];
+        uint64_t n = c->start[i + 1] - c->start[i];
+        if (is_zero(c, i)) {
+            t = neg ? "-0.0" : "0.0";
+            n = neg ? 4 : 3;
+        }
+        c->start[i] = at;
+        memcpy(text + at, t, (size_t)n);
+        at += n;
+    }
+    c->start[c->n] = at;
+    text[at] = '\0';
+    free(c->text);
+    c->text = text;
+    return ZF_OK;
 }
 
 void zf_coordtext_clear(zf_coordtext *c)

@@ -28,6 +28,7 @@ typedef struct zf_coordtext {
     uint64_t n;                    /* elements (product of shape) */
     char *text;                    /* the fields' texts back to back, CSV-quoted where needed (owned) */
     uint64_t *start;               /* n + 1 offsets: element i is text[start[i] .. start[i+1]) (owned) */
+    int floats;                    /* the values are floats as xarray decodes them */
 } zf_coordtext;
 
 /* Load the text of every element (C order) of the array at key prefix `path`
@@ -41,6 +42,12 @@ typedef struct zf_coordtext {
  * ZF_ENOMEM.  On error *out is left empty.  Thread-safe (no shared state). */
 int zf_coordtext_load(const zf_store *st, const char *path, size_t max_bytes, zf_coordtext *out,
                       char *err, size_t errcap);
+
+/* Write the values as a level of pandas' MultiIndex does (the coordinate
+ * of one dimension of an N-D array): equal values as the first of them, so
+ * floats -0.0 and 0.0 both as whichever comes first.  ZF_OK or ZF_ENOMEM
+ * (*c unchanged). */
+int zf_coordtext_level(zf_coordtext *c);
 
 /* Free what *c owns; the struct may be reused. */
 void zf_coordtext_clear(zf_coordtext *c);

@@ -12,8 +12,17 @@
 
 int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale)
 {
-    if (unit < ZF_UNIT_W || unit > ZF_UNIT_ns || scale == 0 || values == ZF_VALUES_CFTIME)
+    c->months = 0;
+    if (values == ZF_VALUES_CFTIME)
         return ZF_EUNSUPPORTED; /* cftime objects: each value's own str() */
+    if (values == ZF_VALUES_DATETIME && (unit == ZF_UNIT_Y || unit == ZF_UNIT_M) && scale) {
+        c->values = values; /* calendar months: pandas holds them as seconds */
+        c->ns_per_tick = 0;
+        c->months = (int64_t)scale * (unit == ZF_UNIT_Y ? 12 : 1);
+        return ZF_OK;
+    }
+    if (unit < ZF_UNIT_W || unit > ZF_UNIT_ns || scale == 0)
+        return ZF_EUNSUPPORTED;
     const zf_unit_info *u = &zf_units[unit];
     int64_t per = u->exp ? (int64_t)zf_p10[9 - u->exp] : (int64_t)u->secs * NS_PER_S;
     if (per > (INT64_C(1) << 62) / (int64_t)scale)
@@ -28,6 +37,15 @@ int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale)
 static zf_i128 split_days(const zf_pdcsv *c, int64_t v, int64_t *rem)
 {
     int64_t ns;
+    if (c->months) { /* the first of a month: whole days */
+        zf_i128 m = (zf_i128)v * c->months, y = m / 12, r = m % 12;
+        if (r < 0) {
+            y -= 1;
+            r += 12;
+        }
+        *rem = 0;
+        return zf_days_from_civil(1970 + y, (unsigned)r + 1, 1);
+    }
     if (!__builtin_mul_overflow(v, c->ns_per_tick, &ns)) {
         int64_t q = ns / NS_PER_DAY, r = ns % NS_PER_DAY;
         if (r < 0) {

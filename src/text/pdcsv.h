@@ -13,7 +13,7 @@
  *               the finest of milliseconds, microseconds and nanoseconds.
  *               Years as numpy writes them ("0998", "-001", "13962").
  *
- * A value is int64 ticks of unit W..ns times a scale (as text/units.h);
+ * A value is int64 ticks of unit W..ns (time stamps: Y..ns) times a scale (as text/units.h);
  * zf_pdcsv_supported tells whether a unit can be written.  Pure functions:
  * any thread, caller buffers, no allocation. */
 #ifndef ZF_PDCSV_H
@@ -39,12 +39,15 @@ typedef enum zf_pdmode { ZF_PD_DAYS, ZF_PD_SECS, ZF_PD_MS, ZF_PD_US, ZF_PD_NS } 
 /* How one column's values are written: kind, unit and scale of the ticks. */
 typedef struct zf_pdcsv {
     zf_values values;   /* durations or time stamps */
-    int64_t ns_per_tick;/* unit * scale in nanoseconds (>= 1) */
+    int64_t ns_per_tick;/* unit * scale in nanoseconds (>= 1), 0 for months */
+    int64_t months;     /* time stamps of unit Y or M: months per tick, else 0 */
 } zf_pdcsv;
 
 /* Set up for values of the given kind, unit and scale; ZF_EUNSUPPORTED for
- * units pandas cannot hold (Y, M, generic, below ns), ticks over 2^62 ns,
- * and cftime objects (pandas writes each one's str()). */
+ * units pandas cannot hold (durations of Y or M, generic, below ns), ticks
+ * over 2^62 ns, and cftime objects (pandas writes each one's str()).  Time
+ * stamps of unit Y or M are dates (the first of their month), as pandas
+ * writes them once xarray made them datetime64[s]. */
 int zf_pdcsv_init(zf_pdcsv *c, zf_values values, zf_unit unit, uint32_t scale);
 
 /* The ZF_PD_* parts of any of the n values at v (OR of zf_pdcsv_parts). */

@@ -108,8 +108,9 @@ static int classify_cons_root(zf_walker *w, zf_node_kind *kind, zf_meta *m)
     size_t n;
     const char *doc = zf_cons_root(w->cons, &n);
     if (!doc && w->store->remote && zf_cons_v2_root_group(w->cons)) {
+        const char *attrs = zf_cons_v2_root_attrs(w->cons, &n);
         *kind = ZF_KIND_GROUP;
-        return ZF_OK;
+        return zf_meta_parse_v2_group(attrs, n, m);
     }
     if (!doc)
         return ZF_ENOTFOUND;
@@ -146,15 +147,43 @@ static int classify_cons(zf_walker *w, const char *path, zf_node_kind *kind, zf_
         rc = ZF_ECORRUPT;
     } else if (e->zarr_format == 3)
         rc = zf_meta_parse_v3(e->doc, e->doc_len, kind, m, err, sizeof err);
-    else if (e->v2_group)
+    else if (e->v2_group) {
         *kind = ZF_KIND_GROUP;
-    else
+        rc = zf_meta_parse_v2_group(e->attrs, e->attrs_len, m);
+    } else
         rc = zf_meta_parse_v2(e->doc, e->doc_len, e->attrs, e->attrs_len, kind, m, err, sizeof err);
     if (rc && rc != ZF_ENOMEM) {
         zf_log("%s/%s: consolidated metadata ignored for this node: %s", zf_store_path(w->store),
                path, err);
         return ZF_ENOTFOUND;
     }
+    return rc;
+}
+
+/* a v2 group at path (its .zgroup), with the coordinates attribute of its
+ * .zattrs (absent: none): ZF_OK, ZF_ENOTFOUND if there is no .zgroup, or
+ * an error with the reason in err (ZF_EIO: the store could not tell) */
+static int classify_v2_group(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta *m,
+                             char *err, size_t errcap)
+{
+    char key[ZF_KEY_MAX], why[200] = "", *attrs = NULL;
+    size_t n = 0;
+    if (join(key, sizeof key, path, ".zgroup"))
+        return ZF_ENOTFOUND;
+    *kind = ZF_KIND_GROUP;
+    zf_stamp st;
+    int rc = mix_stamp(w, key, &st, why, sizeof why);
+    origin_time(w, &st);
+    if (rc != ZF_OK && rc != ZF_ENOTFOUND) {
+        snprintf(err, errcap, ".zgroup: %s", *why ? why : zf_strerror(rc));
+        return rc == ZF_ENOMEM ? rc : ZF_EIO;
+    }
+    if (!stamp_usable(&st))
+        return ZF_ENOTFOUND;
+    rc = read_doc(w, path, ".zattrs", &attrs, &n, err, errcap);
+    if (rc == ZF_OK || rc == ZF_ENOTFOUND) /* attributes are optional */
+        rc = zf_meta_parse_v2_group(rc == ZF_OK ? attrs : NULL, n, m);
+    free(attrs);
     return rc;
 }
 
@@ -189,17 +218,9 @@ int zf_walk_classify(zf_walker *w, const char *path, zf_node_kind *kind, zf_meta
         if (rc == ZF_OK)
             rc = zf_meta_parse_v2(doc, n, attrs, an, kind, m, err, sizeof err);
     } else if (rc == ZF_ENOTFOUND) {
-        char key[ZF_KEY_MAX], why[200] = "";
-        if (join(key, sizeof key, path, ".zgroup"))
-            return ZF_ENOTFOUND;
-        *kind = ZF_KIND_GROUP;
-        zf_stamp st;
-        rc = mix_stamp(w, key, &st, why, sizeof why);
-        origin_time(w, &st);
+        rc = classify_v2_group(w, path, kind, m, err, sizeof err);
         if (rc == ZF_OK || rc == ZF_ENOTFOUND)
-            return stamp_usable(&st) ? ZF_OK : ZF_ENOTFOUND;
-        snprintf(err, sizeof err, ".zgroup: %s", *why ? why : zf_strerror(rc));
-        rc = rc == ZF_ENOMEM ? rc : ZF_EIO;
+            return rc;
     }
     free(doc);
     free(attrs);

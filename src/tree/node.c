@@ -1,6 +1,7 @@
 /* node.c - the tree's node table as the walk (walk.c) fills it: appending a
  * node under its directory, an array's three files (with names that fit),
- * the keys of the arrays not shown, and facts about the store mixed into
+ * every array and group as xarray sees it (labels: coords.c), and facts
+ * about the store mixed into
  * the tree's fingerprint.  Numbering and lookups: tree.c. */
 #include "tree_impl.h"
 
@@ -60,18 +61,53 @@ void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n)
     t->fp.b += one.b;
 }
 
-/* remember the key of an array not shown (it may label others: coords.c) */
-int zf_tree_remember_other(zf_tree *t, const char *path)
+/* grow the array *v of *cap elements of size es to hold n + 1 */
+static int grow(void **v, size_t *cap, size_t n, size_t es)
 {
-    if (t->nothers == t->others_cap) {
-        size_t cap = t->others_cap ? t->others_cap * 2 : 16;
-        char **o = realloc(t->others, cap * sizeof *o);
-        if (!o)
-            return ZF_ENOMEM;
-        t->others = o;
-        t->others_cap = cap;
-    }
-    return (t->others[t->nothers] = strdup(path)) ? (t->nothers++, ZF_OK) : ZF_ENOMEM;
+    if (n < *cap)
+        return ZF_OK;
+    size_t c = *cap ? *cap * 2 : 16;
+    void *g = realloc(*v, c * es);
+    if (!g)
+        return ZF_ENOMEM;
+    *v = g;
+    *cap = c;
+    return ZF_OK;
+}
+
+int zf_tree_add_var(zf_tree *t, const char *path, const zf_meta *m, size_t order, size_t shown)
+{
+    if (grow((void **)&t->vars, &t->vars_cap, t->nvars, sizeof *t->vars))
+        return ZF_ENOMEM;
+    zf_var *v = &t->vars[t->nvars];
+    memset(v, 0, sizeof *v);
+    v->ndim = m->ndim;
+    v->order = order;
+    v->shown = shown;
+    int ok = (v->path = strdup(path)) != NULL;
+    if (m->coordinates)
+        ok &= (v->coordinates = strdup(m->coordinates)) != NULL;
+    for (unsigned d = 0; d < ZF_MAX_DIMS; d++)
+        if (m->dim_names[d])
+            ok &= (v->dims[d] = strdup(m->dim_names[d])) != NULL;
+    t->nvars++; /* freed with the tree, whole or not */
+    if (ok && !shown && grow((void **)&t->others, &t->others_cap, t->nothers, sizeof *t->others))
+        return ZF_ENOMEM;
+    if (ok && !shown)
+        t->others[t->nothers++] = t->nvars - 1;
+    return ok ? ZF_OK : ZF_ENOMEM;
+}
+
+int zf_tree_add_group(zf_tree *t, const char *path, const zf_meta *m)
+{
+    if (!m->coordinates)
+        return ZF_OK;
+    if (grow((void **)&t->groups, &t->groups_cap, t->ngroups, sizeof *t->groups))
+        return ZF_ENOMEM;
+    zf_group_coords *g = &t->groups[t->ngroups++];
+    g->path = strdup(path);
+    g->coordinates = strdup(m->coordinates);
+    return g->path && g->coordinates ? ZF_OK : ZF_ENOMEM;
 }
 
 /* the stem of an array's file names into stem: the name itself when NAME.info

@@ -249,7 +249,7 @@ int zf_tree_root_is_array(const zf_tree *t)
 
 const char *zf_tree_other(const zf_tree *t, size_t i)
 {
-    return i < t->nothers ? t->others[i] : NULL;
+    return i < t->nothers ? t->vars[t->others[i]].path : NULL;
 }
 
 void zf_tree_free(zf_tree *t)
@@ -266,9 +266,19 @@ void zf_tree_free(zf_tree *t)
     }
     free(t->nodes);
     free(t->by_ino);
-    for (size_t i = 0; i < t->nothers; i++)
-        free(t->others[i]);
+    for (size_t i = 0; i < t->nvars; i++) {
+        free(t->vars[i].path);
+        free(t->vars[i].coordinates);
+        for (unsigned d = 0; d < ZF_MAX_DIMS; d++)
+            free(t->vars[i].dims[d]);
+    }
+    free(t->vars);
     free(t->others);
+    for (size_t i = 0; i < t->ngroups; i++) {
+        free(t->groups[i].path);
+        free(t->groups[i].coordinates);
+    }
+    free(t->groups);
     free(t->arrays);
     free(t->layouts);
     zf_store_close(t->owned);

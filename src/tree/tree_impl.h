@@ -11,6 +11,23 @@
 #define ZF_NAME_MAX 255                 /* longest file name (Linux NAME_MAX) */
 #define ZF_STEM_MAX (ZF_NAME_MAX - 5)   /* longest array file stem: room for ".info" */
 
+/* an array of the store as xarray sees it in its group: a variable, which
+ * may be a coordinate of others (coords.c) */
+typedef struct zf_var {
+    char *path;                 /* its key (owned) */
+    unsigned ndim;              /* (unsigned)-1: its shape is unknown */
+    char *dims[ZF_MAX_DIMS];    /* dimension names (owned; NULL where absent) */
+    char *coordinates;          /* its "coordinates" attribute (owned), or NULL */
+    size_t order;               /* its place in the consolidated metadata (SIZE_MAX: none) */
+    size_t shown;               /* 1 + its index in arrays[] if shown, else 0 */
+} zf_var;
+
+/* a group's own "coordinates" attribute (xarray's global coordinates) */
+typedef struct zf_group_coords {
+    char *path;                 /* the group's key (owned) */
+    char *coordinates;          /* owned */
+} zf_group_coords;
+
 struct zf_tree {
     zf_node *nodes;               /* node with id k is nodes[k - 1] */
     size_t count, cap;
@@ -20,8 +37,12 @@ struct zf_tree {
     zf_array **arrays;
     zf_layout **layouts;
     size_t narrays, arrays_cap;
-    char **others;                /* keys of the arrays not shown (coordinates of other types) */
+    zf_var *vars;                 /* every array, shown or not (coordinates: coords.c) */
+    size_t nvars, vars_cap;
+    size_t *others;               /* indices in vars of the arrays not shown (zf_tree_other) */
     size_t nothers, others_cap;
+    zf_group_coords *groups;      /* the groups with a coordinates attribute */
+    size_t ngroups, groups_cap;
     const zf_store *store;
     zf_store *owned;              /* store, when the tree owns it (zf_tree_own_store) */
     zf_cache *cache;
@@ -55,9 +76,14 @@ void zf_tree_fp_mix(zf_tree *t, const char *path, const void *data, size_t n);
 int zf_tree_add_array(zf_tree *t, size_t dir, const char *name, const char *path, zf_meta *m,
                       const zf_fp *origin, int64_t time);
 
-/* Remember the key of an array not shown (it may label others: coords.c)
+/* Remember the array at path (shown: 1 + its index in t->arrays, else 0)
+ * as a variable of its group: its dimensions and coordinates attribute
+ * from m (borrowed), its place in consolidated metadata (SIZE_MAX: none)
  * (node.c). */
-int zf_tree_remember_other(zf_tree *t, const char *path);
+int zf_tree_add_var(zf_tree *t, const char *path, const zf_meta *m, size_t order, size_t shown);
+
+/* Remember the coordinates attribute of the group at path, if m has one (node.c). */
+int zf_tree_add_group(zf_tree *t, const char *path, const zf_meta *m);
 
 /* Give every array's .csv its coordinates as label columns (coords.c). */
 int zf_tree_attach_labels(zf_tree *t);

@@ -334,20 +334,22 @@ __attribute__((noinline)) static int visit_node(zf_walker *w, size_t dir, const 
         w->left_out += rc != ZF_ENOTFOUND;
         return depth == 0 ? rc : ZF_OK;
     }
+    const zf_cons_node *e = w->cons && *w->path ? zf_cons_find(w->cons, w->path) : NULL;
+    size_t order = e ? e->order : SIZE_MAX;
+    w->t->root_array |= depth == 0 && kind != ZF_KIND_GROUP;
     if (kind == ZF_KIND_GROUP) {
         if (depth == 0)
             zf_walk_log_cons_unused(w);
         *group = 1;
-        return ZF_OK;
-    }
-    w->t->root_array |= depth == 0;
-    if (kind != ZF_KIND_TIMEDELTA || !zf_cf_shown(&m.cf, w->t->opts->cf)) { /* or -o cf= hides it */
+        rc = zf_tree_add_group(w->t, w->path, &m);
+    } else if (kind != ZF_KIND_TIMEDELTA || !zf_cf_shown(&m.cf, w->t->opts->cf)) { /* or -o cf= hides it */
         w->other++;
-        zf_meta_clear(&m);
-        return zf_tree_remember_other(w->t, w->path);
+        rc = zf_tree_add_var(w->t, w->path, &m, order, 0);
+    } else if ((rc = zf_tree_add_var(w->t, w->path, &m, order, w->t->narrays + 1)) == ZF_OK &&
+               (rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin,
+                                         w->origin_time)) == ZF_OK) {
+        w->shown++;
     }
-    rc = zf_tree_add_array(w->t, dir, name, w->path, &m, &w->origin, w->origin_time);
-    w->shown += rc == ZF_OK;
     zf_meta_clear(&m);
     return rc;
 }

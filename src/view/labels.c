@@ -102,6 +102,19 @@ static void place_chunk(const zf_array *c, uint64_t ci, const zf_chunk *ch, int6
     }
 }
 
+/* make the values of a chunk decoded at a coarser unit (ch->coarser) ticks
+ * of the array's unit; ZF_EUNSUPPORTED (why filled in) where they overflow */
+static int uncoarsen(zf_chunk *ch, int64_t *buf, uint64_t n, char *why, size_t cap)
+{
+    static const int64_t mult[4] = {1, 1000, 1000000, 1000000000};
+    for (uint64_t i = 0; ch->values && ch->coarser && i < n; i++)
+        if (buf[i] != ZF_NAT && __builtin_mul_overflow(buf[i], mult[ch->coarser & 3], &buf[i])) {
+            snprintf(why, cap, "its values are beyond int64 ticks of its unit");
+            return ZF_EUNSUPPORTED;
+        }
+    return ZF_OK;
+}
+
 /* read a time coordinate's values; ZF_OK, or an error with why filled in */
 static int read_ticks(pending *p, char *why, size_t cap)
 {
@@ -121,13 +134,15 @@ static int read_ticks(pending *p, char *why, size_t cap)
      * chunks itself (an unlisted store learns their versions that way) */
     for (uint64_t ci = 0; rc == ZF_OK && ci < zf_array_nchunks(c); ci++) {
         zf_chunk ch;
-        if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)) == ZF_OK)
-            place_chunk(c, ci, &ch, p->ticks);
-        else if (zf_array_cftime_wanted(c) && zf_array_to_cftime(c)) /* cftime objects: again */
+        if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)) == ZF_OK) {
+            if ((rc = uncoarsen(&ch, buf, per, why, cap)) == ZF_OK)
+                place_chunk(c, ci, &ch, p->ticks);
+        } else if (zf_array_cftime_wanted(c) && zf_array_to_cftime(c)) { /* cftime objects: again */
             rc = ZF_OK, ci = UINT64_MAX;
-        else
+        } else {
             snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)ci,
                      zf_strerror(rc));
+        }
     }
     free(buf);
     free(raw.p);
@@ -175,81 +190,91 @@ static int reserve_col(const zf_array *a, const pending *p, uint64_t bytes, zf_l
     return (col->text = malloc((size_t)bytes + ZF_VALUE_MAX)) ? ZF_OK : ZF_ENOMEM;
 }
 
-/* make column col's table from the cftime values of p: each value's str(),
- * as pandas writes a column of objects */
-static int format_each(const zf_array *a, pending *p, const zf_ticks *t, const char *nat,
-                       zf_labcol *col)
+/* how a time column's values are written: pandas' column format (the
+ * format of each slice of `slice` values: UINT64_MAX one for all), or
+ * another format's text of each value */
+typedef struct tickfmt {
+    zf_format format;
+    zf_pdcsv pd;
+    zf_text_room room;        /* the formatter of another format, or of cftime objects */
+    int each;                 /* room writes each value (not pandas' column format) */
+    zf_pdmode *mode;          /* pandas: per slice */
+    uint64_t slice;
+    const char *nat;
+    size_t nat_len;
+} tickfmt;
+
+/* the text length (to) or text of value i of p */
+static size_t tick_text(const tickfmt *f, const pending *p, uint64_t i, char *to)
 {
-    zf_text_room room;
-    uint64_t bytes = 0;
-    if (zf_text_init(&room, t->values, ZF_FORMAT_PANDAS, t->unit, t->scale, t->cal, nat))
-        return ZF_EINVAL;
-    if (!(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start)))
-        return ZF_ENOMEM;
-    bytes = zf_text_len_sum(&room.text, p->ticks, (size_t)p->n);
-    int rc = reserve_col(a, p, bytes, col);
-    uint64_t at = 0;
-    for (uint64_t i = 0; rc == ZF_OK && i < p->n; i++) {
-        col->start[i] = at;
-        at += zf_text_value(&room.text, p->ticks[i], col->text + at);
+    int64_t v = p->ticks[i];
+    if (v == ZF_NAT) {
+        if (to)
+            memcpy(to, f->nat, f->nat_len);
+        return f->nat_len;
     }
-    col->start[p->n] = at;
-    col->nfields = p->n;
-    return rc;
+    if (f->each)
+        return to ? zf_text_value(&f->room.text, v, to) : zf_text_len(&f->room.text, v);
+    zf_pdmode m = f->mode[f->slice == UINT64_MAX ? 0 : i / f->slice];
+    if (to)
+        return zf_pdcsv_text(&f->pd, m, v, to);
+    return zf_pdcsv_base_len(&f->pd, v) + zf_pdcsv_extra(m) +
+           (f->pd.values == ZF_VALUES_DURATION && v < 0 && m != ZF_PD_DAYS);
 }
 
-/* make column col's table from the time values of p: one format per
- * slice of `slice` values (UINT64_MAX: one for all) */
-static int format_ticks(const zf_array *a, pending *p, uint64_t slice, const char *nat,
-                        zf_labcol *col)
+/* set up f for the values of p as decoded now (pandas: each slice's format;
+ * cftime objects: each value's text, pandas writing each one's str(), as it
+ * writes a column of objects); ZF_EUNSUPPORTED (logged) if they cannot be
+ * written so, ZF_ENOMEM */
+static int tickfmt_init(const zf_array *a, pending *p, tickfmt *f)
 {
     zf_ticks t = zf_array_ticks(p->src->arr);
-    zf_pdcsv pd;
-    if (t.values == ZF_VALUES_CFTIME)
-        return format_each(a, p, &t, nat, col);
-    if (zf_pdcsv_init(&pd, t.values, t.unit, t.scale)) {
+    f->each = f->format != ZF_FORMAT_PANDAS || t.values == ZF_VALUES_CFTIME;
+    if (f->each) {
+        int rc = zf_text_init(&f->room, t.values, f->format, t.unit, t.scale, t.cal, ""); /* (NaT: f->nat) */
+        return rc ? ZF_EUNSUPPORTED : ZF_OK;
+    }
+    if (zf_pdcsv_init(&f->pd, t.values, t.unit, t.scale)) {
         log_src(a, p->src, "its unit cannot be written as pandas does");
         return ZF_EUNSUPPORTED;
     }
-    size_t nat_len = strlen(nat);
-    uint64_t bytes = 0;
-    zf_pdmode *mode = NULL;
-    uint64_t nslices = slice == UINT64_MAX ? 1 : (p->n + slice - 1) / slice;
-    if (!(mode = malloc((size_t)(nslices ? nslices : 1) * sizeof *mode)) ||
-        !(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start))) {
-        free(mode);
+    uint64_t nslices = f->slice == UINT64_MAX ? 1 : (p->n + f->slice - 1) / f->slice;
+    if (!(f->mode = malloc((size_t)(nslices ? nslices : 1) * sizeof *f->mode)))
         return ZF_ENOMEM;
-    }
     for (uint64_t k = 0; k < nslices; k++) {
-        uint64_t lo = slice == UINT64_MAX ? 0 : k * slice, hi = slice == UINT64_MAX || p->n - lo < slice ? p->n : lo + slice;
-        mode[k] = zf_pdcsv_mode(&pd, zf_pdcsv_parts_of(&pd, p->ticks + lo, (size_t)(hi - lo)));
-        for (uint64_t i = lo; i < hi; i++) {
-            int64_t v = p->ticks[i];
-            bytes += v == ZF_NAT ? nat_len
-                                 : zf_pdcsv_base_len(&pd, v) + zf_pdcsv_extra(mode[k]) +
-                                       (t.values == ZF_VALUES_DURATION && v < 0 && mode[k] != ZF_PD_DAYS);
-        }
+        uint64_t lo = f->slice == UINT64_MAX ? 0 : k * f->slice;
+        uint64_t hi = f->slice == UINT64_MAX || p->n - lo < f->slice ? p->n : lo + f->slice;
+        f->mode[k] = zf_pdcsv_mode(&f->pd, zf_pdcsv_parts_of(&f->pd, p->ticks + lo, (size_t)(hi - lo)));
     }
-    int rc = reserve_col(a, p, bytes, col);
-    if (rc) {
-        free(mode);
-        return rc;
-    }
-    uint64_t at = 0;
-    for (uint64_t i = 0; i < p->n; i++) {
-        col->start[i] = at;
-        int64_t v = p->ticks[i];
-        if (v == ZF_NAT) {
-            memcpy(col->text + at, nat, nat_len);
-            at += nat_len;
-        } else {
-            at += zf_pdcsv_text(&pd, mode[slice == UINT64_MAX ? 0 : i / slice], v, col->text + at);
-        }
-    }
-    col->start[p->n] = at;
-    col->nfields = p->n;
-    free(mode);
     return ZF_OK;
+}
+
+/* make column col's table from the time values of p, in format (pandas:
+ * its column format, one per slice of `slice` values; UINT64_MAX: one for
+ * all), NaT as nat */
+static int format_ticks(const zf_array *a, pending *p, zf_format format, uint64_t slice,
+                        const char *nat, zf_labcol *col)
+{
+    tickfmt f = {.format = format, .slice = slice, .nat = nat, .nat_len = strlen(nat)};
+    int rc = tickfmt_init(a, p, &f);
+    uint64_t bytes = 0;
+    for (uint64_t i = 0; rc == ZF_OK && i < p->n; i++)
+        bytes += tick_text(&f, p, i, NULL);
+    if (rc == ZF_OK && !(col->start = malloc(((size_t)p->n + 1) * sizeof *col->start)))
+        rc = ZF_ENOMEM;
+    if (rc == ZF_OK)
+        rc = reserve_col(a, p, bytes, col);
+    uint64_t at = 0;
+    for (uint64_t i = 0; rc == ZF_OK && i < p->n; i++) {
+        col->start[i] = at;
+        at += tick_text(&f, p, i, col->text + at);
+    }
+    if (rc == ZF_OK) {
+        col->start[p->n] = at;
+        col->nfields = p->n;
+    }
+    free(f.mode);
+    return rc;
 }
 
 /* the header text of a column: name CSV-quoted */
@@ -281,15 +306,18 @@ static void pending_free(pending *p)
 }
 
 /* make col from a loaded source: its table (time values formatted here) */
-static int fill_col(const zf_array *a, pending *p, uint64_t slice, const char *nat, zf_labcol *col)
+static int fill_col(const zf_array *a, pending *p, zf_format format, uint64_t slice,
+                    const char *nat, zf_labcol *col)
 {
     col->dim = p->src->dim;
     memcpy(col->stride, p->stride, sizeof col->stride);
     if (p->ticks) {
-        int rc = format_ticks(a, p, slice, nat, col);
+        int rc = format_ticks(a, p, format, slice, nat, col);
         if (rc)
             return rc;
     } else { /* the loader's table: ownership moves to the column */
+        if (p->src->dim >= 0 && zf_array_meta(a)->ndim > 1 && zf_coordtext_level(&p->ct))
+            return ZF_ENOMEM; /* a level of pandas' MultiIndex */
         uint64_t need = p->ct.start[p->ct.n] + (p->ct.n + 1) * sizeof *p->ct.start;
         if (!reserve(need)) {
             log_src(a, p->src, "its text is more than the label memory left allows");
@@ -315,8 +343,8 @@ static void col_clear(zf_labcol *col)
     memset(col, 0, sizeof *col);
 }
 
-int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *nat,
-                   zf_labels **out)
+int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format format,
+                   const char *nat, zf_labels **out)
 {
     const zf_meta *am = zf_array_meta(a);
     zf_labels *lb = calloc(1, sizeof *lb);
@@ -344,7 +372,7 @@ int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *na
         unsigned i = 0;
         while (i < n && !(ok[i] && src[i].dim == (int)d))
             i++;
-        if (i < n && (rc = fill_col(a, &p[i], slice, nat, col)) != ZF_ENOMEM && rc) {
+        if (i < n && (rc = fill_col(a, &p[i], format, slice, nat, col)) != ZF_ENOMEM && rc) {
             col_clear(col);
             rc = ZF_OK;
             i = n;
@@ -352,11 +380,11 @@ int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *na
         if (i == n && rc == ZF_OK)
             rc = index_col(am, d, col);
     }
-    for (unsigned i = 0; i < n && rc == ZF_OK; i++) {
+    for (unsigned i = 0; i < n && rc == ZF_OK && lb->ncols < ZF_LABELS_MAX_COLS; i++) {
         if (!ok[i] || src[i].dim >= 0)
             continue;
         zf_labcol *col = &lb->cols[lb->ncols];
-        if ((rc = fill_col(a, &p[i], slice, nat, col)) == ZF_OK)
+        if ((rc = fill_col(a, &p[i], format, slice, nat, col)) == ZF_OK)
             lb->ncols++, lb->ndata++;
         else if (rc != ZF_ENOMEM) {
             col_clear(col);

@@ -2,14 +2,15 @@
  *
  * As xarray's to_dataframe().to_csv() writes an array: one column per
  * dimension (its dimension coordinate's values, or the index where it has
- * none), then one per non-dimension coordinate (names in byte order), each
+ * none), then one per other coordinate (in the order the caller gives), each
  * coordinate's text made once, when the array is first sized, and kept as a
  * table of fields: at most ZF_LABELS_MAX bytes of them in all, whatever the
  * number of arrays (a coordinate whose table would exceed what is left, is
  * damaged or of a type not shown falls back to the index, or is left out,
  * with a log line).  Time coordinates (zf_array) are
  * decoded by their array's codecs, outside the cache (so that their own size
- * pass reads every chunk itself), in pandas' column format (text/pdcsv.h);
+ * pass reads every chunk itself), in pandas' column format (text/pdcsv.h)
+ * or the text of another -o format;
  * others through label/coordtext.h.  Immutable once loaded; shared by readers. */
 #ifndef ZF_LABELS_H
 #define ZF_LABELS_H
@@ -20,7 +21,8 @@
 #include "base/fp.h"
 
 #define ZF_LABELS_MAX ((uint64_t)256 << 20)
-/* most label columns of an array (dimensions and other coordinates) */
+/* most label columns of an array (dimensions and other coordinates; more
+ * other coordinates are left out) */
 #define ZF_LABELS_MAX_COLS 64
 /* pandas writes a frame's rows in slices of this many cells / data columns,
  * choosing a time column's format for each slice */
@@ -55,14 +57,15 @@ typedef struct zf_labels {
  * the n sources src (at most one per dimension, dim >= 0; non-dimension
  * ones, dim -1, in column order).  A coordinate's dimensions are matched to
  * the array's by name (a dimension coordinate: 1-D along its dimension);
- * one whose dimensions are not among the array's is left out, as xarray does.  nat is the CSV text of
- * NaT in a time label.  *out owns the tables (zf_labels_free).  ZF_OK or
- * ZF_ENOMEM; a source that cannot be used is logged and replaced; ZF_EIO
- * (logged) when the store could not tell a coordinate's values (a failed
- * read, a chunk changed since it was seen): nothing is replaced then, and
- * the next call tries again. */
-int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, const char *nat,
-                   zf_labels **out);
+ * one whose dimensions are not among the array's is left out, as xarray
+ * does.  Time labels are written in format (pandas: the column format
+ * pandas chooses), NaT as nat (its CSV text).  *out owns the tables
+ * (zf_labels_free).  ZF_OK or ZF_ENOMEM; a source that cannot be used is
+ * logged and replaced; ZF_EIO (logged) when the store could not tell a
+ * coordinate's values (a failed read, a chunk changed since it was seen):
+ * nothing is replaced then, and the next call tries again. */
+int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format format,
+                   const char *nat, zf_labels **out);
 
 /* Free labels; NULL is allowed. */
 void zf_labels_free(zf_labels *lb);

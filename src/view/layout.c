@@ -13,6 +13,7 @@
 #include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "chunk/convert.h"
 #include "view/idxcache.h"
 #include "view/info.h"
 #include "layout_impl.h"
@@ -62,6 +63,22 @@ static int setup_text(zf_layout *l)
     return ZF_OK;
 }
 
+/* the texts of chunks decoded at the coarser units us, ms and s (zf_coarse;
+ * durations only, so never cftime objects and set up once) */
+static int coarse_texts(zf_layout *l, const char *qnat)
+{
+    if (!(l->coarse = calloc(1, sizeof *l->coarse)))
+        return ZF_ENOMEM;
+    for (unsigned k = 1; k <= 3; k++) {
+        zf_unit u = (zf_unit)(ZF_UNIT_ns - k);
+        if (zf_text_init(&l->coarse->txt[k], l->m->values, l->format, u, 1, NULL, l->nat) ||
+            zf_text_init(&l->coarse->csv[k], l->m->values, l->format, u, 1, NULL, qnat) ||
+            zf_pdcsv_init(&l->coarse->pd[k], l->m->values, u, 1))
+            return ZF_EINVAL;
+    }
+    return ZF_OK;
+}
+
 zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *opts)
 {
     zf_layout *l = calloc(1, sizeof *l);
@@ -93,6 +110,8 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->index_max = opts->index_max;
     l->csv_nat_differs = strcmp(qnat, opts->nat) != 0;
     uint64_t s = 1, cs = 1;
+    for (unsigned d = 0; d < l->ndim; d++)
+        l->idxcols[d].dim = (int)d;
     for (unsigned d = l->ndim; d-- > 0;) {
         l->stride[d] = s;
         s *= l->m->shape[d];
@@ -108,6 +127,10 @@ zf_layout *zf_layout_new(zf_array *a, const char *name, const zf_layout_opts *op
     l->threads = opts->threads ? opts->threads : (unsigned)(ncpu > 0 ? ncpu : 1);
     pthread_mutex_init(&l->mu, NULL);
     zf_deadline_cond_init(&l->cv); /* readers wait for the pass until their deadline */
+    if (zf_convert_may_coarsen(&l->m->cf) && coarse_texts(l, qnat)) {
+        zf_layout_free(l);
+        return NULL;
+    }
     return l;
 }
 
@@ -127,6 +150,7 @@ void zf_layout_free(zf_layout *l)
     free(l->name);
     free(l->index_dir);
     free(l->info);
+    free(l->coarse);
     free(l->srcs);
     zf_labels_free(l->lab);
     free(l->bnn);
@@ -385,7 +409,7 @@ static int setup_labels(zf_layout *l)
         l->labels_off = 1;
         return ZF_OK;
     }
-    int rc = zf_labels_load(l->a, l->srcs, l->nsrcs, l->csvtext->nat, &l->lab);
+    int rc = zf_labels_load(l->a, l->srcs, l->nsrcs, l->format, l->csvtext->nat, &l->lab);
     if (rc)
         return rc;
     zf_sbuf sb = {0};

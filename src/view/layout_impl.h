@@ -9,11 +9,21 @@
 #include "text/text.h"
 #include "view/layout.h"
 
+/* the texts of the chunks a CF float duration array decodes at a coarser
+ * unit than its own (zf_chunk.coarser k: ticks of 1000^k ns), [k] for
+ * k = 1..3 (us, ms, s) */
+typedef struct zf_coarse {
+    zf_text_room txt[4], csv[4];
+    zf_pdcsv pd[4];
+} zf_coarse;
+
 struct zf_layout {
     zf_array *a;
     const zf_meta *m;
     zf_text_room dur, csvdur;     /* storage of the element type's formatters */
     const zf_text *text, *csvtext;/* all the view uses of them (.txt, .csv) */
+    zf_coarse *coarse;            /* chunks decoded at a coarser unit, if the array can
+                                     have them (chunk/convert.h); else NULL */
     char nat[ZF_NAT_MAX + 1];     /* the text of NaT (-o nat=) */
     zf_values values;             /* the values they were set up for (chunk/array.h: zf_ticks) */
     int csv_nat_differs;
@@ -46,6 +56,7 @@ struct zf_layout {
     zf_labsrc *srcs;              /* where the label columns come from (owned array) */
     unsigned nsrcs;
     zf_labels *lab;
+    zf_labcol idxcols[ZF_MAX_DIMS]; /* the index columns of the unlabelled .csv */
     int labels_off;               /* the values cannot be written as pandas does: index columns */
     int pdvals;                   /* the value column as pandas writes it (-o format=pandas) */
     zf_pdcsv pd;                  /* ... in the format pandas chooses for its slice */
@@ -55,6 +66,23 @@ struct zf_layout {
                                      (after the pass) the zf_pdmode of its slice */
     size_t info_len;
 };
+
+/* How the values of a chunk are written: their .txt and .csv texts, and
+ * pandas' column format (set up with the labels). */
+typedef struct zf_vtext {
+    const zf_text *txt, *csv;
+    const zf_pdcsv *pd;
+} zf_vtext;
+
+/* The texts of the values of a chunk whose ticks are `coarser` steps of
+ * 1000 coarser than the array's (zf_chunk.coarser). */
+static inline zf_vtext zf_layout_vtext(const zf_layout *l, unsigned coarser)
+{
+    if (!coarser || coarser > 3 || !l->coarse)
+        return (zf_vtext){l->text, l->csvtext, &l->pd};
+    return (zf_vtext){&l->coarse->txt[coarser].text, &l->coarse->csv[coarser].text,
+                      &l->coarse->pd[coarser]};
+}
 
 /* Text lengths saturate: a sum that would pass 2^64 stays at UINT64_MAX, so
  * a view that long is seen as too long (ZF_LAYOUT_TEXT_MAX), never wrapped. */

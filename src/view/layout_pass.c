@@ -104,8 +104,8 @@ static uint64_t count_nat(const int64_t *vals, uint64_t n)
 /* block sums of one run of consecutive elements along the last axis: the
  * text lengths of each block's part at once; a .csv line adds its index
  * columns, and the quotes of a NaT text that needs them */
-static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t n,
-                        const uint64_t *c)
+static void measure_run(zf_layout *l, const zf_vtext *vt, const int64_t *vals, uint64_t g,
+                        uint64_t n, const uint64_t *c)
 {
     uint64_t fixed = fixed_digits(l, c), last = l->ndim ? c[l->ndim - 1] : 0;
     uint64_t nat_extra = (uint64_t)l->csvtext->nat_len - l->text->nat_len;
@@ -113,7 +113,7 @@ static void measure_run(zf_layout *l, const int64_t *vals, uint64_t g, uint64_t 
         uint64_t b = g / l->block, k = (b + 1) * l->block - g;
         if (k > n)
             k = n;
-        uint64_t t = zf_text_len_sum(l->text, vals, (size_t)k) + k;
+        uint64_t t = zf_text_len_sum(vt->txt, vals, (size_t)k) + k;
         uint64_t cl = t + k * (l->ndim + fixed) + (l->ndim ? zf_digit_sum(last, last + k) : 0);
         if (l->csv_nat_differs)
             cl += count_nat(vals, k) * nat_extra;
@@ -151,8 +151,8 @@ uint64_t zf_layout_labels_len(const zf_layout *l, const uint64_t *c, uint64_t k)
 /* labelled .csv: the block sums of a run (values vals, or v everywhere) but
  * what the value column's format adds (per block: its non-NaT values,
  * negative durations and their parts, for the format chosen after the pass) */
-static void measure_labelled(zf_layout *l, const int64_t *vals, int64_t v, uint64_t g, uint64_t n,
-                             const uint64_t *c0)
+static void measure_labelled(zf_layout *l, const zf_vtext *vt, const int64_t *vals, int64_t v,
+                             uint64_t g, uint64_t n, const uint64_t *c0)
 {
     uint64_t c[ZF_MAX_DIMS];
     memcpy(c, c0, l->ndim * sizeof *c);
@@ -163,11 +163,11 @@ static void measure_labelled(zf_layout *l, const int64_t *vals, int64_t v, uint6
         uint64_t t;
         zf_pdsum ps = {0, 0, 0, 0};
         if (vals) {
-            t = zf_text_len_sum(l->text, vals, (size_t)k) + k;
+            t = zf_text_len_sum(vt->txt, vals, (size_t)k) + k;
             if (l->pdvals)
-                zf_pdcsv_measure(&l->pd, vals, (size_t)k, &ps);
+                zf_pdcsv_measure(vt->pd, vals, (size_t)k, &ps);
             else /* another format: each value's own text */
-                ps.base = zf_text_len_sum(l->csvtext, vals, (size_t)k);
+                ps.base = zf_text_len_sum(vt->csv, vals, (size_t)k);
             if (l->pdvals)
                 ps.base += (k - ps.nn) * l->csvtext->nat_len;
         } else {
@@ -196,7 +196,8 @@ static void measure_labelled(zf_layout *l, const int64_t *vals, int64_t v, uint6
 
 /* measure every run of the box cg (a chunk, or the chunks of an absent
  * run): its values (a chunk's, in C order), or (vals NULL) v everywhere */
-static void measure_box(zf_layout *l, const cgeom *cg, const int64_t *vals, int64_t v)
+static void measure_box(zf_layout *l, const cgeom *cg, const int64_t *vals, int64_t v,
+                        const zf_vtext *vt)
 {
     unsigned n = l->ndim, last = n - 1;
     uint64_t r[ZF_MAX_DIMS] = {0}, c[ZF_MAX_DIMS];
@@ -211,9 +212,9 @@ static void measure_box(zf_layout *l, const cgeom *cg, const int64_t *vals, int6
             lo += (d < last ? r[d] : 0) * l->cstride[d];
         }
         if (l->lab)
-            measure_labelled(l, vals ? vals + lo : NULL, v, g, cg->extent[last], c);
+            measure_labelled(l, vt, vals ? vals + lo : NULL, v, g, cg->extent[last], c);
         else if (vals)
-            measure_run(l, vals + lo, g, cg->extent[last], c);
+            measure_run(l, vt, vals + lo, g, cg->extent[last], c);
         else
             measure_constant(l, v, g, cg->extent[last], c);
         unsigned d = last;
@@ -227,20 +228,23 @@ static void measure_box(zf_layout *l, const cgeom *cg, const int64_t *vals, int6
     }
 }
 
-/* measure every run of chunk ci: its values, or (vals NULL) v everywhere */
-static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals, int64_t v)
+/* measure every run of chunk ci: its values (ticks `coarser` steps of 1000
+ * coarser than the array's), or (vals NULL) v everywhere */
+static void measure_chunk_values(zf_layout *l, uint64_t ci, const int64_t *vals, int64_t v,
+                                 unsigned coarser)
 {
     static const uint64_t origin[ZF_MAX_DIMS];
+    zf_vtext vt = zf_layout_vtext(l, coarser);
     if (l->ndim == 0) {
         if (vals)
-            measure_run(l, vals, 0, 1, origin);
+            measure_run(l, &vt, vals, 0, 1, origin);
         else
             measure_constant(l, v, 0, 1, origin);
         return;
     }
     cgeom cg;
     chunk_geom(l, ci, &cg);
-    measure_box(l, &cg, vals, v);
+    measure_box(l, &cg, vals, v, &vt);
 }
 
 /* the element box of the chunks lo[d] <= c[d] < hi[d] of the read grid */
@@ -282,8 +286,9 @@ static void measure_absent(zf_layout *l, uint64_t c0, uint64_t c1)
         for (unsigned e = 0; e < n; e++)
             hi[e] = e < d ? lo[e] + 1 : e == d ? lo[e] + steps : zf_array_grid(l->a, e);
         cgeom cg;
+        zf_vtext vt = zf_layout_vtext(l, 0);
         box_geom(l, lo, hi, &cg);
-        measure_box(l, &cg, NULL, fill);
+        measure_box(l, &cg, NULL, fill, &vt);
         c0 += steps * span[d];
     }
 }
@@ -323,11 +328,11 @@ int zf_layout_measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, zf_pass
     if (rc != ZF_OK) {
         if ((rc = mark_bad(l, ci)))
             return rc;
-        measure_chunk_values(l, ci, NULL, ZF_NAT); /* as layout.h promises */
+        measure_chunk_values(l, ci, NULL, ZF_NAT, 0); /* as layout.h promises */
         return ZF_OK;
     }
     const zf_chunk *c = ch ? ch : &own;
-    measure_chunk_values(l, ci, c->values, c->constant);
+    measure_chunk_values(l, ci, c->values, c->constant, c->coarser);
     zf_array_put_chunk(l->a, ch);
     return ZF_OK;
 }

@@ -9,83 +9,47 @@
 #include "base/digits.h"
 #include "base/sbuf.h"
 
+/* one label column along a run of lines (a run: consecutive elements along
+ * the last axis): the text of its field now, and how it moves line by line */
+typedef struct runcol {
+    const zf_labcol *col; /* a table column (labels.h), or NULL: an index column */
+    uint64_t f, step;     /* a table column: its field now, and the step along the run;
+                             an index column: the index now */
+    int moves;            /* an index column: it counts along the run (the last axis) */
+    char d[24];           /* an index column: the index in decimal */
+    size_t n;
+} runcol;
+
 typedef struct reader {
     zf_layout *l;
-    zf_view view;
-    const zf_text *text;
+    int csv;             /* the .csv (else the .txt) */
+    const zf_text *text; /* the value column's text (.txt: one line per value) */
+    const zf_pdcsv *pd;  /* labelled .csv in pandas' format: the value column as pandas
+                            writes its slice (l->bmode), else NULL */
+    const zf_labcol *cols; /* the label columns of every line (.txt: none) */
+    unsigned ncols;
     uint64_t pos;        /* text offset of the next line */
     uint64_t want, end;  /* requested range [want, end) */
     char *out;
     size_t outn;
-    char prefix[ZF_MAX_DIMS * 21]; /* csv index text of the fixed coordinates */
+    char *prefix;        /* the leading label fields that stay the same along the run
+                            (own_prefix, or line_max bytes of the heap) */
     size_t prefix_len;
+    char own_prefix[ZF_MAX_DIMS * 21];
+    runcol rc[ZF_LABELS_MAX_COLS]; /* the other label columns of the run */
+    unsigned nrc;
+    size_t line_max;     /* longest line */
     zf_cursor last;      /* the last line started */
-    char *tmp;           /* labelled .csv: a line cut by the request (line_max bytes) */
+    char *tmp;           /* a line cut by the request (line_max bytes) */
     int sequential;      /* continues the reader's previous read */
 } reader;
 
-/* format one whole line at p; returns its length */
-static size_t format_line(const reader *r, int64_t v, uint64_t last, char *p)
-{
-    char *q = p;
-    if (r->view == ZF_VIEW_CSV && r->l->ndim) {
-        memcpy(q, r->prefix, r->prefix_len);
-        q += r->prefix_len;
-        q += zf_u64_text(last, q);
-        *q++ = ',';
-    }
-    q += zf_text_value(r->text, v, q);
-    *q++ = '\n';
-    return (size_t)(q - p);
-}
+/* ---- label columns: the fields of the run's lines */
 
-/* emit one line (value v, last coordinate `last`) clipped to the request */
-static void emit_line(reader *r, int64_t v, uint64_t last)
+/* the next index, its decimal text in place */
+static void count_up(runcol *c)
 {
-    if (r->pos >= r->want && r->end - r->pos >= r->l->line_max) { /* fast path: fits whole */
-        size_t len = format_line(r, v, last, r->out + r->outn);
-        r->outn += len;
-        r->pos += len;
-        return;
-    }
-    uint64_t len = zf_text_len(r->text, v) + 1;
-    if (r->view == ZF_VIEW_CSV && r->l->ndim)
-        len += r->prefix_len + zf_ndig64(last) + 1;
-    if (r->pos + len <= r->want) { /* before the request: measure only */
-        r->pos += len;
-        return;
-    }
-    char tmp[4096];
-    format_line(r, v, last, tmp);
-    uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
-    uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
-    memcpy(r->out + r->outn, tmp + from, (size_t)(to - from));
-    r->outn += (size_t)(to - from);
-    r->pos += len;
-}
-
-/* lines of a run of values (no index columns) formatted straight into the
- * request while they surely fit; returns how many */
-static uint64_t emit_lines(reader *r, const int64_t *vals, uint64_t n)
-{
-    zf_lines w = zf_text_lines(r->text, vals, (size_t)n, r->out + r->outn,
-                              (size_t)(r->end - r->pos));
-    if (w.count) {
-        r->last.pos = r->pos + w.last;
-        r->outn += w.bytes;
-        r->pos += w.bytes;
-    }
-    return w.count;
-}
-
-/* a decimal counter: the text of a number, incremented in place */
-typedef struct counter {
-    char d[24];
-    size_t n;
-} counter;
-
-static void counter_next(counter *c)
-{
+    c->f++;
     size_t i = c->n;
     while (i > 0 && c->d[i - 1] == '9')
         c->d[--i] = '0';
@@ -97,178 +61,216 @@ static void counter_next(counter *c)
     c->d[0] = '1';
 }
 
-/* csv lines of a run of values whose last coordinates start at idx, while
- * they surely fit the request: the values' text is made a batch at a time by
- * the run formatter, then each line gets its index columns; returns how many */
-static uint64_t emit_csv_lines(reader *r, const int64_t *vals, uint64_t n, uint64_t idx)
+/* the text of column c's field now, its length in *n */
+static inline const char *col_text(const runcol *c, size_t *n)
 {
+    if (!c->col) {
+        *n = c->n;
+        return c->d;
+    }
+    const uint64_t *s = c->col->start + c->f;
+    *n = (size_t)(s[1] - s[0]);
+    return c->col->text + s[0];
+}
+
+/* set up the label columns of the run starting at coordinates c: those
+ * that stay the same along it up to the first that moves make the prefix */
+static void start_run(reader *r, const uint64_t *c)
+{
+    unsigned ndim = r->l->ndim, last = ndim - 1;
+    r->prefix_len = 0;
+    r->nrc = 0;
+    for (unsigned i = 0; i < r->ncols; i++) {
+        const zf_labcol *col = &r->cols[i];
+        runcol *rc = &r->rc[r->nrc];
+        rc->col = col->text ? col : NULL;
+        rc->f = col->text ? zf_labcol_field(col, c, ndim) : c[col->dim];
+        rc->step = col->text ? col->stride[last] : 0;
+        rc->moves = !col->text && col->dim == (int)last;
+        if (!col->text)
+            rc->n = zf_u64_text(rc->f, rc->d);
+        if (r->nrc == 0 && !rc->step && !rc->moves) {
+            size_t n;
+            const char *t = col_text(rc, &n);
+            memcpy(r->prefix + r->prefix_len, t, n);
+            r->prefix[r->prefix_len + n] = ',';
+            r->prefix_len += n + 1;
+        } else {
+            r->nrc++;
+        }
+    }
+}
+
+/* the label fields of the line, each followed by a comma, at q; returns the end */
+static inline char *put_cols(const reader *r, char *q)
+{
+    memcpy(q, r->prefix, r->prefix_len);
+    q += r->prefix_len;
+    for (unsigned i = 0; i < r->nrc; i++) {
+        size_t n;
+        const char *t = col_text(&r->rc[i], &n);
+        memcpy(q, t, n);
+        q[n] = ',';
+        q += n + 1;
+    }
+    return q;
+}
+
+/* the length of the label fields put_cols writes */
+static uint64_t cols_len(const reader *r)
+{
+    uint64_t len = r->prefix_len;
+    for (unsigned i = 0; i < r->nrc; i++) {
+        size_t n;
+        col_text(&r->rc[i], &n);
+        len += n + 1;
+    }
+    return len;
+}
+
+/* the label fields of the next line along the run */
+static inline void cols_next(reader *r)
+{
+    for (unsigned i = 0; i < r->nrc; i++) {
+        runcol *c = &r->rc[i];
+        if (c->moves)
+            count_up(c);
+        else
+            c->f += c->step;
+    }
+}
+
+/* the label fields of the line k lines further along the run */
+static void cols_skip(reader *r, uint64_t k)
+{
+    for (unsigned i = 0; i < r->nrc; i++) {
+        runcol *c = &r->rc[i];
+        if (c->moves) {
+            c->f += k;
+            c->n = zf_u64_text(c->f, c->d);
+        } else {
+            c->f += k * c->step;
+        }
+    }
+}
+
+/* ---- lines: the label fields, then the value */
+
+/* the value column's text of x (mode: its slice's format, pandas' column) at q */
+static inline size_t put_value(const reader *r, int64_t x, zf_pdmode mode, char *q)
+{
+    if (x == ZF_NAT || !r->pd)
+        return zf_text_value(r->text, x, q);
+    return zf_pdcsv_text(r->pd, mode, x, q);
+}
+
+static uint64_t value_len(const reader *r, int64_t x, zf_pdmode mode)
+{
+    if (x == ZF_NAT || !r->pd)
+        return zf_text_len(r->text, x);
+    return zf_pdcsv_base_len(r->pd, x) + zf_pdcsv_extra(mode) +
+           (r->pd->values == ZF_VALUES_DURATION && x < 0 && mode != ZF_PD_DAYS);
+}
+
+/* ---- runs of one value (absent, constant or damaged chunks) before the
+ * request: passed over arithmetically, never line by line (a sparse
+ * array's offset block may hold 2^36 of them) */
+
+/* whether the lengths of the run's label fields add up at once: no table
+ * column steps by more than one field along the run (its lines are then
+ * measured one by one, at most as many as its table has fields) */
+static int run_summable(const reader *r)
+{
+    for (unsigned i = 0; i < r->nrc; i++)
+        if (r->rc[i].col && r->rc[i].step > 1)
+            return 0;
+    return 1;
+}
+
+/* the length of the next k lines of the run (run_summable), each value's
+ * text and newline vlen bytes; saturates */
+static uint64_t run_len(const reader *r, uint64_t vlen, uint64_t k)
+{
+    uint64_t len = zf_sat_mul(k, r->prefix_len + vlen);
+    for (unsigned i = 0; i < r->nrc; i++) {
+        const runcol *c = &r->rc[i];
+        uint64_t f;
+        if (!c->col)
+            f = c->moves ? zf_digit_sum(c->f, c->f + k) : zf_sat_mul(k, c->n);
+        else if (c->step)
+            f = c->col->start[c->f + k] - c->col->start[c->f];
+        else
+            f = zf_sat_mul(k, c->col->start[c->f + 1] - c->col->start[c->f]);
+        len = zf_sat_add(len, zf_sat_add(f, k));
+    }
+    return len;
+}
+
+/* pass over the lines of the next n (at most) of the run, all of value x
+ * (mode: their slice's format), that end before the request starts;
+ * returns how many */
+static uint64_t skip_run(reader *r, int64_t x, zf_pdmode mode, uint64_t n)
+{
+    if (r->pos >= r->want || !run_summable(r))
+        return 0;
+    uint64_t vlen = value_len(r, x, mode) + 1, room = r->want - r->pos;
+    uint64_t lo = 0, hi = n; /* the largest k <= n whose lines fit the room: lo */
+    while (lo < hi) {
+        uint64_t mid = hi - (hi - lo) / 2;
+        if (run_len(r, vlen, mid) <= room)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    if (lo) {
+        r->last.pos = r->pos + run_len(r, vlen, lo - 1); /* the last one */
+        r->pos += run_len(r, vlen, lo);
+        cols_skip(r, lo);
+    }
+    return lo;
+}
+
+/* the whole line of value x at p; its length */
+static size_t put_line(const reader *r, int64_t x, zf_pdmode mode, char *p)
+{
+    char *q = put_cols(r, p);
+    q += put_value(r, x, mode, q);
+    *q++ = '\n';
+    return (size_t)(q - p);
+}
+
+/* the lines of the n values at vals while they surely fit the request: the
+ * values' text made a batch at a time by the formatter's run (text.h), then
+ * each line gets its label fields (none: the lines go straight into the
+ * request); returns how many */
+static uint64_t emit_batch(reader *r, const int64_t *vals, uint64_t n)
+{
+    if (!r->nrc && !r->prefix_len) {
+        zf_lines w = zf_text_lines(r->text, vals, (size_t)n, r->out + r->outn,
+                                  (size_t)(r->end - r->pos));
+        if (w.count) {
+            r->last.pos = r->pos + w.last;
+            r->outn += w.bytes;
+            r->pos += w.bytes;
+        }
+        return w.count;
+    }
     enum { BATCH = 128 };
     char text[BATCH * 24 + 2 * (ZF_VALUE_MAX + 1) + 512]; /* room for typical lines */
-    counter ix;
-    ix.n = zf_u64_text(idx, ix.d);
     uint64_t done = 0;
     while (done < n) {
         size_t want = n - done < BATCH ? (size_t)(n - done) : BATCH;
         zf_lines w = zf_text_lines(r->text, vals + done, want, text, sizeof text);
         const char *p = text;
-        for (size_t i = 0; i < w.count; i++, done++, counter_next(&ix)) {
+        for (size_t i = 0; i < w.count; i++, done++, cols_next(r)) {
             /* a line ends at the first newline, but the NaT text may hold one */
             const char *nl = vals[done] == ZF_NAT ? p + r->text->nat_len
                                                   : memchr(p, '\n', (size_t)(text + w.bytes - p));
-            size_t tlen = (size_t)(nl + 1 - p), len = r->prefix_len + ix.n + 1 + tlen;
-            if (r->end - r->pos < len)
-                return done;
-            char *q = r->out + r->outn;
-            memcpy(q, r->prefix, r->prefix_len);
-            memcpy(q + r->prefix_len, ix.d, ix.n);
-            q[r->prefix_len + ix.n] = ',';
-            memcpy(q + r->prefix_len + ix.n + 1, p, tlen);
-            r->last.pos = r->pos;
-            r->outn += len;
-            r->pos += len;
-            p = nl + 1;
-        }
-        if (!w.count)
-            break;
-    }
-    return done;
-}
-
-/* set the csv prefix for fixed coordinates c[0..ndim-2] */
-static void set_prefix(reader *r, const uint64_t *c)
-{
-    size_t n = 0;
-    for (unsigned d = 0; d + 1 < r->l->ndim; d++) {
-        n += zf_u64_text(c[d], r->prefix + n);
-        r->prefix[n++] = ',';
-    }
-    r->prefix_len = n;
-}
-
-/* ---- runs of one value (absent, constant or bad chunks) before the request:
- * passed over arithmetically, never line by line (a sparse array's offset
- * block may hold 2^36 of them) */
-
-/* the largest k <= n with len(k) <= room, len non-decreasing, len(0) = 0 */
-typedef uint64_t (*run_len_fn)(const reader *r, const void *ctx, uint64_t k);
-static uint64_t lines_within(const reader *r, const void *ctx, run_len_fn len, uint64_t n,
-                             uint64_t room)
-{
-    uint64_t lo = 0, hi = n; /* len(lo) <= room */
-    while (lo < hi) {
-        uint64_t mid = hi - (hi - lo) / 2;
-        if (len(r, ctx, mid) <= room)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
-}
-
-/* ---- labelled .csv (labels.h): label fields, then the value as pandas writes it */
-
-/* the fields of one line: per column, its field index (table columns) or
- * the index it writes (index columns) */
-typedef struct labline {
-    uint64_t f[ZF_LABELS_MAX_COLS];
-} labline;
-
-/* the fields of the line at coordinates c */
-static void lab_fields(const zf_layout *l, const uint64_t *c, labline *ln)
-{
-    for (unsigned i = 0; i < l->lab->ncols; i++) {
-        const zf_labcol *col = &l->lab->cols[i];
-        ln->f[i] = col->text ? zf_labcol_field(col, c, l->ndim) : c[col->dim];
-    }
-}
-
-/* the next line along the last axis */
-static void lab_step(const zf_layout *l, labline *ln)
-{
-    unsigned last = l->ndim - 1;
-    for (unsigned i = 0; i < l->lab->ncols; i++) {
-        const zf_labcol *col = &l->lab->cols[i];
-        ln->f[i] += col->text ? col->stride[last] : col->dim == (int)last;
-    }
-}
-
-/* the length of the value field of x in mode (no comma, no newline) */
-static uint64_t lab_value_len(const zf_layout *l, int64_t x, zf_pdmode mode)
-{
-    if (x == ZF_NAT || !l->pdvals)
-        return zf_text_len(l->csvtext, x);
-    return zf_pdcsv_base_len(&l->pd, x) + zf_pdcsv_extra(mode) +
-           (l->pd.values == ZF_VALUES_DURATION && x < 0 && mode != ZF_PD_DAYS);
-}
-
-static uint64_t lab_line_len(const zf_layout *l, const labline *ln, int64_t x, zf_pdmode mode)
-{
-    uint64_t len = l->lab->ncols + 1;
-    for (unsigned i = 0; i < l->lab->ncols; i++) {
-        const zf_labcol *col = &l->lab->cols[i];
-        len += col->text ? col->start[ln->f[i] + 1] - col->start[ln->f[i]] : zf_ndig64(ln->f[i]);
-    }
-    return len + lab_value_len(l, x, mode);
-}
-
-/* the label fields of a line, each followed by a comma, at q; returns the end */
-static char *put_labels(const zf_layout *l, const labline *ln, char *q)
-{
-    for (unsigned i = 0; i < l->lab->ncols; i++) {
-        const zf_labcol *col = &l->lab->cols[i];
-        if (col->text) {
-            uint64_t a = col->start[ln->f[i]], n = col->start[ln->f[i] + 1] - a;
-            memcpy(q, col->text + a, (size_t)n);
-            q += n;
-        } else {
-            q += zf_u64_text(ln->f[i], q);
-        }
-        *q++ = ',';
-    }
-    return q;
-}
-
-static size_t lab_line(const zf_layout *l, const labline *ln, int64_t x, zf_pdmode mode, char *p)
-{
-    char *q = put_labels(l, ln, p);
-    if (x == ZF_NAT || !l->pdvals)
-        q += zf_text_value(l->csvtext, x, q);
-    else
-        q += zf_pdcsv_text(&l->pd, mode, x, q);
-    *q++ = '\n';
-    return (size_t)(q - p);
-}
-
-/* can the values of a slice in mode be written by the array's own .csv
- * formatter (text.h), a batch at a time?  In another format than pandas
- * always; in pandas' when the slice's format is "to the second": then
- * str(Timedelta) and str(Timestamp), which it writes, are pandas' column text */
-static int lab_batchable(const zf_layout *l, zf_pdmode mode)
-{
-    return !l->pdvals || mode == ZF_PD_SECS;
-}
-
-/* the labelled lines of the n values at vals (fields from *ln on, advanced)
- * while they surely fit the request, the values formatted a batch at a
- * time; returns how many */
-static uint64_t emit_lab_batch(reader *r, const int64_t *vals, uint64_t n, labline *ln)
-{
-    enum { BATCH = 128 };
-    const zf_layout *l = r->l;
-    char text[BATCH * 24 + 2 * (ZF_VALUE_MAX + 1) + 512]; /* room for typical lines */
-    uint64_t done = 0;
-    while (done < n) {
-        size_t want = n - done < BATCH ? (size_t)(n - done) : BATCH;
-        zf_lines w = zf_text_lines(l->csvtext, vals + done, want, text, sizeof text);
-        const char *p = text;
-        for (size_t i = 0; i < w.count; i++, done++, lab_step(l, ln)) {
-            /* a line ends at the first newline, but the NaT text may hold one */
-            const char *nl = vals[done] == ZF_NAT ? p + l->csvtext->nat_len
-                                                  : memchr(p, '\n', (size_t)(text + w.bytes - p));
             size_t tlen = (size_t)(nl + 1 - p);
-            if (r->end - r->pos < l->line_max)
+            uint64_t room = r->end - r->pos;
+            if (room < r->line_max && room < cols_len(r) + tlen)
                 return done;
-            char *q = put_labels(l, ln, r->out + r->outn);
+            char *q = put_cols(r, r->out + r->outn);
             memcpy(q, p, tlen);
             size_t len = (size_t)(q + tlen - (r->out + r->outn));
             r->last.pos = r->pos;
@@ -282,138 +284,74 @@ static uint64_t emit_lab_batch(reader *r, const int64_t *vals, uint64_t n, labli
     return done;
 }
 
-/* a labelled run of one value: its first line's coordinates, a line's
- * length but its label fields */
-typedef struct lab_run {
-    uint64_t c[ZF_MAX_DIMS];
-    uint64_t value;
-} lab_run;
-
-static uint64_t lab_run_len(const reader *r, const void *ctx, uint64_t k)
+/* one line (value x) clipped to the request, or measured only before it;
+ * ZF_ECORRUPT if bad (a damaged chunk, measured as NaT) and the request
+ * starts inside the line, ZF_ENOMEM */
+static int emit_one(reader *r, int64_t x, zf_pdmode mode, int bad)
 {
-    const lab_run *p = ctx;
-    return zf_sat_add(zf_sat_mul(k, p->value), zf_layout_labels_len(r->l, p->c, k));
-}
-
-/* pass over the lines of a run of n values v (element g, coordinates c;
- * within one offset block: one value format) that end before the request
- * starts; returns how many.  Not when a label column's field steps by more
- * than one along the run: its lines are then measured one by one (at most
- * as many as its table has fields) */
-static uint64_t skip_labelled(reader *r, int64_t v, uint64_t g, uint64_t n, const uint64_t *c)
-{
-    const zf_layout *l = r->l;
-    if (r->pos >= r->want)
-        return 0;
-    for (unsigned i = 0; i < l->lab->ncols; i++)
-        if (l->lab->cols[i].text && l->lab->cols[i].stride[l->ndim - 1] > 1)
-            return 0;
-    lab_run p;
-    memcpy(p.c, c, l->ndim * sizeof *c);
-    p.value = 1 + lab_value_len(l, v, (zf_pdmode)l->bmode[g / l->block]);
-    uint64_t k = lines_within(r, &p, lab_run_len, n, r->want - r->pos);
-    if (k) {
-        r->last = (zf_cursor){r->pos + lab_run_len(r, &p, k - 1), g + k - 1}; /* the last one */
-        r->pos += lab_run_len(r, &p, k);
+    r->last.pos = r->pos;
+    if (!bad && r->pos >= r->want && r->end - r->pos >= r->line_max) { /* fits whole */
+        size_t len = put_line(r, x, mode, r->out + r->outn);
+        r->outn += len;
+        r->pos += len;
+        return ZF_OK;
     }
-    return k;
+    uint64_t len = cols_len(r) + value_len(r, x, mode) + 1;
+    if (r->pos + len > r->want) { /* a line the request starts or ends inside */
+        if (bad)
+            return ZF_ECORRUPT;
+        if (!r->tmp && !(r->tmp = malloc(r->line_max)))
+            return ZF_ENOMEM;
+        put_line(r, x, mode, r->tmp);
+        uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
+        uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
+        memcpy(r->out + r->outn, r->tmp + from, (size_t)(to - from));
+        r->outn += (size_t)(to - from);
+    }
+    r->pos += len;
+    return ZF_OK;
 }
 
-/* emit the lines of a run of n elements from g (coordinates c), values
- * vals or (vals NULL) v, clipped to the request; returns the lines touched;
- * ZF_ECORRUPT in *rc if bad (a damaged chunk, measured as NaT) and the
- * request starts inside it */
-static uint64_t emit_labelled(reader *r, const int64_t *vals, int64_t v, uint64_t g, uint64_t n,
-                              const uint64_t *c, int bad, int *rc)
+/* how many of the n lines from element g have their value in one format
+ * (pandas' column format: one per block) */
+static uint64_t one_format(const reader *r, uint64_t g, uint64_t n)
+{
+    uint64_t in_block = r->l->block - g % r->l->block;
+    return r->pd && in_block < n ? in_block : n;
+}
+
+/* emit the lines of a run of n elements from g (label columns set up by
+ * start_run), values vals or (vals NULL) v, clipped to the request;
+ * returns the lines touched, with ZF_ECORRUPT in *rc if bad (a damaged
+ * chunk, measured as NaT like the size pass did) and the request starts
+ * inside it, or ZF_ENOMEM */
+static uint64_t emit_run(reader *r, const int64_t *vals, int64_t v, uint64_t g, uint64_t n,
+                         int bad, int *rc)
 {
     const zf_layout *l = r->l;
-    labline ln;
-    lab_fields(l, c, &ln);
     uint64_t j = 0;
     while (j < n && r->pos < r->end) {
-        zf_pdmode mode = (zf_pdmode)l->bmode[(g + j) / l->block];
+        zf_pdmode mode = r->pd ? (zf_pdmode)l->bmode[(g + j) / l->block] : ZF_PD_SECS;
         if (!vals && r->pos < r->want) { /* one value: pass over what precedes the request */
-            uint64_t cj[ZF_MAX_DIMS], in_block = l->block - (g + j) % l->block;
-            memcpy(cj, c, l->ndim * sizeof *c);
-            cj[l->ndim - 1] += j;
-            uint64_t k = skip_labelled(r, bad ? ZF_NAT : v, g + j, n - j < in_block ? n - j : in_block, cj);
-            if (k) {
-                j += k;
-                cj[l->ndim - 1] += k;
-                lab_fields(l, cj, &ln);
-                continue;
-            }
-        }
-        if (!bad && vals && r->pos >= r->want && lab_batchable(l, mode)) {
-            uint64_t in_block = l->block - (g + j) % l->block; /* one format per block */
-            uint64_t k = emit_lab_batch(r, vals + j, n - j < in_block ? n - j : in_block, &ln);
+            uint64_t k = skip_run(r, bad ? ZF_NAT : v, mode, one_format(r, g + j, n - j));
             j += k;
             if (k)
                 continue;
         }
-        int64_t x = bad ? ZF_NAT : vals ? vals[j] : v;
-        r->last.pos = r->pos;
-        if (!bad && r->pos >= r->want && r->end - r->pos >= l->line_max) {
-            size_t len = lab_line(l, &ln, x, mode, r->out + r->outn);
-            r->outn += len;
-            r->pos += len;
-        } else {
-            uint64_t len = lab_line_len(l, &ln, x, mode);
-            if (r->pos + len > r->want) { /* a line the request starts or ends inside */
-                if (bad || (!r->tmp && !(r->tmp = malloc(l->line_max)))) {
-                    *rc = bad ? ZF_ECORRUPT : ZF_ENOMEM;
-                    return j;
-                }
-                lab_line(l, &ln, x, mode, r->tmp);
-                uint64_t from = r->want > r->pos ? r->want - r->pos : 0;
-                uint64_t to = r->end - r->pos < len ? r->end - r->pos : len;
-                memcpy(r->out + r->outn, r->tmp + from, (size_t)(to - from));
-                r->outn += (size_t)(to - from);
-            }
-            r->pos += len;
+        /* in pandas' format, the slice's format "to the second" is str(Timedelta)
+         * and str(Timestamp), which the formatter's run writes */
+        if (!bad && vals && r->pos >= r->want && mode == ZF_PD_SECS) {
+            uint64_t k = emit_batch(r, vals + j, one_format(r, g + j, n - j));
+            j += k;
+            if (k)
+                continue;
         }
+        if ((*rc = emit_one(r, bad ? ZF_NAT : vals ? vals[j] : v, mode, bad)))
+            return j;
         j++;
-        lab_step(l, &ln);
+        cols_next(r);
     }
     return j;
-}
-
-/* a run of v from last coordinate `last` (.txt, or .csv with index columns) */
-typedef struct plain_run {
-    uint64_t line;  /* a line's length but its last index's digits */
-    uint64_t last;
-} plain_run;
-
-static uint64_t plain_len(const reader *r, const void *ctx, uint64_t k)
-{
-    const plain_run *p = ctx;
-    uint64_t digits = r->view == ZF_VIEW_CSV && r->l->ndim ? zf_digit_sum(p->last, p->last + k) : 0;
-    return zf_sat_add(zf_sat_mul(k, p->line), digits);
-}
-
-/* pass over the lines of a run of n values v (element g, last coordinate
- * `last`) that end before the request starts; returns how many */
-static uint64_t skip_plain(reader *r, int64_t v, uint64_t g, uint64_t n, uint64_t last)
-{
-    if (r->pos >= r->want)
-        return 0;
-    plain_run p = {zf_text_len(r->text, v) + 1, last};
-    if (r->view == ZF_VIEW_CSV && r->l->ndim)
-        p.line += r->prefix_len + 1;
-    uint64_t k = lines_within(r, &p, plain_len, n, r->want - r->pos);
-    if (k) {
-        r->last = (zf_cursor){r->pos + plain_len(r, &p, k - 1), g + k - 1}; /* the last one */
-        r->pos += plain_len(r, &p, k);
-    }
-    return k;
-}
-
-/* pass over a run of a bad chunk, measured as NaT like the size pass did;
- * ZF_ECORRUPT if the requested range starts inside it */
-static int skip_bad_run(reader *r, uint64_t g, uint64_t run, uint64_t last)
-{
-    uint64_t k = skip_plain(r, ZF_NAT, g, run, last);
-    return k < run && r->pos < r->end ? ZF_ECORRUPT : ZF_OK;
 }
 
 /* a sequential reader is in chunk ci: have the next chunks (C order of the
@@ -440,6 +378,16 @@ static void prefetch_ahead(zf_layout *l, uint64_t ci)
             zf_array_prefetch(l->a, k);
 }
 
+/* the value column's texts of the chunk whose ticks are `coarser` steps of
+ * 1000 coarser than the array's: .txt the values' text; .csv their .csv
+ * text, in pandas' column format where labelled */
+static void value_texts(reader *r, unsigned coarser)
+{
+    zf_vtext vt = zf_layout_vtext(r->l, coarser);
+    r->text = r->csv ? vt.csv : vt.txt;
+    r->pd = r->csv && r->l->lab && r->l->pdvals ? vt.pd : NULL;
+}
+
 /* emit lines from element g until the request is filled or the array ends */
 static int emit_from(reader *r, uint64_t g)
 {
@@ -458,63 +406,51 @@ static int emit_from(reader *r, uint64_t g)
         if (n) {
             uint64_t cend = (c[last] / l->m->read_chunks[last] + 1) * l->m->read_chunks[last];
             run = (cend < l->m->shape[last] ? cend : l->m->shape[last]) - c[last];
-            set_prefix(r, c);
+            start_run(r, c);
         }
-        int labelled = l->lab && r->view == ZF_VIEW_CSV;
-        if (labelled && zf_layout_is_bad(l, ci)) {
-            int rc = ZF_OK;
-            emit_labelled(r, NULL, ZF_NAT, g, run, c, 1, &rc);
-            if (rc)
-                return rc;
-            g += run;
-            continue;
-        }
+        int rc = ZF_OK;
         if (zf_layout_is_bad(l, ci)) {
-            int rc = skip_bad_run(r, g, run, n ? c[last] : 0);
+            value_texts(r, 0);
+            uint64_t j = emit_run(r, NULL, ZF_NAT, g, run, 1, &rc);
+            r->last.elem = g + (j ? j - 1 : 0);
             if (rc)
                 return rc;
             g += run;
             continue;
         }
         zf_chunk *ch;
-        int rc = zf_array_get_chunk(l->a, ci, &ch);
+        rc = zf_array_get_chunk(l->a, ci, &ch);
         if (rc == ZF_ESTALE) /* this open keeps its version: EIO; the next one sizes afresh */
             zf_layout_drop_index(l);
         if (rc)
             return rc == ZF_ENOMEM || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
+        value_texts(r, ch->coarser);
         if (r->sequential)
             prefetch_ahead(l, ci);
-        const int64_t *vals = ch->values ? ch->values + lo : NULL;
-        if (labelled) {
-            uint64_t j = emit_labelled(r, vals, ch->constant, g, run, c, 0, &rc);
-            r->last.elem = g + (j ? j - 1 : 0);
-            zf_array_put_chunk(l->a, ch);
-            if (rc)
-                return rc;
-            g += run;
-            continue;
-        }
-        int batch = vals && (r->view == ZF_VIEW_TXT || !n);
-        int csv_batch = vals && !batch;
-        uint64_t j = vals ? 0 : skip_plain(r, ch->constant, g, run, n ? c[last] : 0);
-        while (j < run && r->pos < r->end) {
-            uint64_t k = 0;
-            if (r->pos >= r->want && batch)
-                k = emit_lines(r, vals + j, run - j);
-            else if (r->pos >= r->want && csv_batch)
-                k = emit_csv_lines(r, vals + j, run - j, c[last] + j);
-            if (k) {
-                j += k;
-                continue;
-            }
-            r->last.pos = r->pos;
-            emit_line(r, vals ? vals[j] : ch->constant, n ? c[last] + j : 0);
-            j++;
-        }
-        r->last.elem = g + j - 1;
+        uint64_t j = emit_run(r, ch->values ? ch->values + lo : NULL, ch->constant, g, run, 0, &rc);
+        r->last.elem = g + (j ? j - 1 : 0);
         zf_array_put_chunk(l->a, ch);
+        if (rc)
+            return rc;
         g += run;
     }
+    return ZF_OK;
+}
+
+/* the label columns of view v's lines: .txt none; .csv the coordinates'
+ * (labels.h) or the indices; ZF_ENOMEM */
+static int reader_columns(reader *r, zf_view v)
+{
+    zf_layout *l = r->l;
+    r->csv = v == ZF_VIEW_CSV;
+    r->prefix = r->own_prefix;
+    value_texts(r, 0);
+    if (v != ZF_VIEW_CSV)
+        return ZF_OK;
+    r->cols = l->lab ? l->lab->cols : l->idxcols;
+    r->ncols = l->lab ? l->lab->ncols : l->ndim;
+    if (l->lab && !(r->prefix = malloc(l->line_max)))
+        return ZF_ENOMEM;
     return ZF_OK;
 }
 
@@ -551,8 +487,9 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
         return ZF_OK;
     if (len > total - off)
         len = (size_t)(total - off);
-    reader r = {.l = l, .view = v, .text = v == ZF_VIEW_CSV ? l->csvtext : l->text,
-                .want = off, .end = off + len, .out = buf};
+    reader r = {.l = l, .want = off, .end = off + len, .out = buf, .line_max = l->line_max};
+    if ((rc = reader_columns(&r, v)))
+        return rc;
     if (v == ZF_VIEW_CSV && off < l->header_len) {
         size_t n = l->header_len - (size_t)off < len ? l->header_len - (size_t)off : len;
         memcpy(buf, l->header + off, n);
@@ -569,10 +506,12 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
         }
         r.last = (zf_cursor){r.pos, g};
         rc = emit_from(&r, g);
-        free(r.tmp);
         if (cursor && rc == ZF_OK)
             *cursor = r.last;
     }
+    free(r.tmp);
+    if (r.prefix != r.own_prefix)
+        free(r.prefix);
     *got = r.outn;
     return rc;
 }

@@ -151,13 +151,14 @@ static void choose_path(zf_cf *cf, int masked)
     else if (integer)
         cf->path = ZF_CF_PATH_U64;
     else
-        cf->path = cf->elem.size == 4 ? ZF_CF_PATH_F32 : ZF_CF_PATH_F64;
+        cf->path = cf->elem.size == 2 ? ZF_CF_PATH_F16
+                 : cf->elem.size == 4 ? ZF_CF_PATH_F32 : ZF_CF_PATH_F64;
     /* integers come out at the units' resolution (s for D, h, m); floats at
      * whatever the values need, up to ns: ns holds them all */
     zf_unit level = cf->src <= ZF_UNIT_s ? ZF_UNIT_s : cf->src;
     if (cf->how == ZF_CF_SINCE) /* pandas: ns; cftime: us after the reference date */
         cf->unit = cf->decoding == ZF_CF_DEC_CFTIME ? ZF_UNIT_us : ZF_UNIT_ns;
-    else if (cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F64)
+    else if (cf->path == ZF_CF_PATH_F16 || cf->path == ZF_CF_PATH_F32 || cf->path == ZF_CF_PATH_F64)
         cf->unit = ZF_UNIT_ns;
     else
         cf->unit = cf->target > level ? cf->target : level;

@@ -57,6 +57,7 @@ typedef enum zf_cf_how {
 typedef enum zf_cf_path {
     ZF_CF_PATH_INT, /* an int64 (INT64_MIN is NaT): integers, masked integers, int64 packing */
     ZF_CF_PATH_U64, /* a uint64, neither masked nor packed */
+    ZF_CF_PATH_F16, /* a float16, not packed (scaled in float16) */
     ZF_CF_PATH_F32, /* a float32, not packed (scaled in float32) */
     ZF_CF_PATH_F64  /* a float64: float64 data or float64 packing */
 } zf_cf_path;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/half.h"
 #include "base/json.h"
 #include "base/utf8.h"
 #include "cf_impl.h"
@@ -22,10 +23,18 @@
 
 /* ---- numbers as JSON literals say them --------------------------------- */
 
-/* is [p, p+n) exactly one JSON number literal?  Fills *out. */
+/* is [p, p+n) exactly one JSON number literal, or one of Python's NaN,
+ * Infinity and -Infinity?  Fills *out. */
 int zf_cf_scan_number(const char *p, size_t n, zf_cf_num *out)
 {
     char buf[512];
+    static const struct { const char *word; double v; } words[] = {
+        {"NaN", NAN}, {"Infinity", INFINITY}, {"-Infinity", -INFINITY}};
+    for (size_t i = 0; i < 3; i++)
+        if (n == strlen(words[i].word) && !memcmp(p, words[i].word, n)) {
+            *out = (zf_cf_num){.d = words[i].v, .neg = *p == '-'};
+            return 1;
+        }
     if (n == 0 || n >= sizeof buf || !(*p == '-' || (*p >= '0' && *p <= '9')))
         return 0;
     memcpy(buf, p, n);
@@ -83,7 +92,8 @@ static const struct {
     {"int32", 'i', {ZF_ELEM_INT, 4}},   {"int64", 'i', {ZF_ELEM_INT, 8}},
     {"uint8", 'u', {ZF_ELEM_UINT, 1}},  {"uint16", 'u', {ZF_ELEM_UINT, 2}},
     {"uint32", 'u', {ZF_ELEM_UINT, 4}}, {"uint64", 'u', {ZF_ELEM_UINT, 8}},
-    {"float32", 'f', {ZF_ELEM_FLOAT, 4}}, {"float64", 'f', {ZF_ELEM_FLOAT, 8}},
+    {"float16", 'f', {ZF_ELEM_FLOAT, 2}}, {"float32", 'f', {ZF_ELEM_FLOAT, 4}},
+    {"float64", 'f', {ZF_ELEM_FLOAT, 8}},
 };
 #define N_ELEM_TYPES (sizeof elem_types / sizeof elem_types[0])
 
@@ -151,10 +161,13 @@ static int put_int(zf_elem e, int neg, uint64_t mag, uint8_t *out)
     return 1;
 }
 
-/* store the double d as a float element of size 4 or 8 */
+/* store the double d as a float element of size 2, 4 or 8 */
 static void put_float(unsigned size, double d, uint8_t *out)
 {
-    if (size == 4) {
+    if (size == 2) {
+        uint16_t h = zf_float_to_half((float)d);
+        memcpy(out, &h, 2);
+    } else if (size == 4) {
         float f = (float)d;
         memcpy(out, &f, 4);
     } else {
@@ -175,7 +188,10 @@ static int put_hex(unsigned size, const char *s, uint8_t *out)
             return 0;
         v = v << 4 | (unsigned)h;
     }
-    if (size == 4) {
+    if (size == 2) {
+        uint16_t b = (uint16_t)v;
+        memcpy(out, &b, 2);
+    } else if (size == 4) {
         uint32_t b = (uint32_t)v;
         memcpy(out, &b, 4);
     } else {
@@ -391,7 +407,10 @@ static int v2_fill_mask(const zf_cf *cf, zf_cf_mask *m, char *err, size_t errcap
     const uint8_t *b = cf->fill_raw;
     if (cf->elem.kind == ZF_ELEM_FLOAT) {
         float f;
-        if (cf->elem.size == 4)
+        uint16_t h;
+        if (cf->elem.size == 2)
+            memcpy(&h, b, 2), n.d = zf_half_to_float(h);
+        else if (cf->elem.size == 4)
             memcpy(&f, b, 4), n.d = f;
         else
             memcpy(&n.d, b, 8);

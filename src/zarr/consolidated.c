@@ -25,6 +25,8 @@ struct zf_cons {
     entry *entries; /* sorted by path after loading */
     size_t count, cap;
     int v2_root_group; /* v2: the metadata holds the root's .zgroup */
+    const char *v2_root_attrs; /* v2: the root's .zattrs span, or NULL */
+    size_t v2_root_attrs_len;
 };
 
 typedef struct load_ctx {
@@ -55,6 +57,7 @@ static zf_cons_node *append(zf_cons *c, const char *prefix, const char *path, si
     memset(e, 0, sizeof *e);
     e->seq = c->count++;
     e->node.path = full;
+    e->node.order = e->seq;
     return &e->node;
 }
 
@@ -126,6 +129,10 @@ static int v2_member(void *arg, const char *key, const char *val, size_t vlen)
     int doc = !strcmp(base, ".zarray") || !strcmp(base, ".zgroup");
     if (!strcmp(key, ".zgroup"))
         ctx->c->v2_root_group = 1;
+    if (!strcmp(key, ".zattrs")) {
+        ctx->c->v2_root_attrs = val;
+        ctx->c->v2_root_attrs_len = vlen;
+    }
     if (!slash || (!doc && strcmp(base, ".zattrs")))
         return ZF_OK; /* the root's documents are read from disk; others are not metadata */
     zf_cons_node *node = append(ctx->c, "", key, (size_t)(slash - key));
@@ -345,4 +352,10 @@ int zf_cons_children(const zf_cons *c, const char *path, zf_cons_child_fn fn, vo
 int zf_cons_v2_root_group(const zf_cons *c)
 {
     return c->v2_root_group;
+}
+
+const char *zf_cons_v2_root_attrs(const zf_cons *c, size_t *n)
+{
+    *n = c->v2_root_attrs_len;
+    return c->v2_root_attrs;
 }

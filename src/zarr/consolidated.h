@@ -28,6 +28,7 @@ typedef struct zf_cons_node {
     size_t doc_len;
     const char *attrs;     /* v2 .zattrs span, or NULL */
     size_t attrs_len;
+    size_t order;          /* its place in the document (the first of its documents) */
 } zf_cons_node;
 
 /* Load store s's consolidated metadata (v3 inline in the root zarr.json, or
@@ -42,6 +43,9 @@ int zf_cons_load(const zf_store *s, size_t max, zf_cons **out, int *no_v3, char 
 /* v2: does the metadata hold the root's own .zgroup?  (A remote store's
  * root is then known to be a group without asking.) */
 int zf_cons_v2_root_group(const zf_cons *c);
+
+/* v2: the root's .zattrs span (length in *n), or NULL if the metadata has none. */
+const char *zf_cons_v2_root_attrs(const zf_cons *c, size_t *n);
 
 /* Free c; NULL is allowed. */
 void zf_cons_free(zf_cons *c);

@@ -53,6 +53,19 @@ int zf_meta_keep_coordinates(const cJSON *attrs, zf_meta *m)
     return m->coordinates ? ZF_OK : ZF_ENOMEM;
 }
 
+int zf_meta_names_of(const cJSON *shape, const cJSON *names, const cJSON *attrs, zf_meta *m)
+{
+    char err[8];
+    int n = cJSON_IsArray(shape) ? cJSON_GetArraySize(shape) : -1;
+    m->ndim = n >= 0 && n <= ZF_MAX_DIMS ? (unsigned)n : (unsigned)-1;
+    int rc = m->ndim == (unsigned)-1 ? ZF_OK : zf_meta_parse_dim_names(names, "", m, err, sizeof err);
+    for (unsigned d = 0; rc && d < ZF_MAX_DIMS; d++) { /* invalid names: none */
+        free(m->dim_names[d]);
+        m->dim_names[d] = NULL;
+    }
+    return rc == ZF_ENOMEM ? rc : zf_meta_keep_coordinates(attrs, m);
+}
+
 /* the raw text of the value at the key path keys (NULL-terminated) in the
  * JSON object text; NULL if a key is absent */
 const char *zf_meta_raw_at(const char *text, size_t n, const char *const *keys, size_t *len)
@@ -260,6 +273,8 @@ void zf_plain_meta_clear(zf_plain_meta *p)
     for (unsigned i = 0; i < p->ncodecs; i++)
         zf_codec_free(p->codecs[i]);
     p->ncodecs = 0;
+    zf_pipeline_free(p->shard);
+    p->shard = NULL;
 }
 
 /* a fixed string length in bytes: 1 .. 2^20, a multiple of unit */
@@ -358,10 +373,11 @@ int zf_plain_add_codec(zf_plain_meta *p, zf_codec *c, char *err, size_t errcap)
  * of at most 2^28 elements */
 static int plain_finish(zf_plain_meta *p, char *err, size_t errcap)
 {
-    int rc = chunk_fits(p->m.ndim, p->m.chunks, err, errcap);
+    if (!p->shard)
+        memcpy(p->m.read_chunks, p->m.chunks, sizeof p->m.chunks);
+    int rc = chunk_fits(p->m.ndim, p->m.read_chunks, err, errcap);
     if (rc)
         return rc;
-    memcpy(p->m.read_chunks, p->m.chunks, sizeof p->m.chunks);
     if (p->m.pipeline)
         zf_pipeline_set_fill(p->m.pipeline, p->m.cf.fill_raw);
     return ZF_OK;

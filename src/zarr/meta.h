@@ -50,8 +50,11 @@ typedef struct zf_meta {
                                        NAME: VALUE" lines; owned; NULL if none */
 } zf_meta;
 
-/* Parse v3 zarr.json text.  For ZF_KIND_TIMEDELTA, *out is filled and owns
- * memory (zf_meta_clear).  Errors: ZF_ECORRUPT / ZF_EUNSUPPORTED, reason in err. */
+/* Parse v3 zarr.json text.  For ZF_KIND_TIMEDELTA, *out is filled; for a
+ * group or an array of another type, what xarray reads of it for labels
+ * (its coordinates attribute; an array's ndim, (unsigned)-1 if its shape is
+ * no list, and valid dimension names).  *out owns memory (zf_meta_clear).
+ * Errors: ZF_ECORRUPT / ZF_EUNSUPPORTED, reason in err. */
 int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *out, char *err,
                      size_t errcap);
 
@@ -59,6 +62,11 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
  * *kind is ZF_KIND_TIMEDELTA or ZF_KIND_OTHER_ARRAY. */
 int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t attrs_n,
                      zf_node_kind *kind, zf_meta *out, char *err, size_t errcap);
+
+/* What xarray reads of a v2 group's .zattrs text (NULL if absent) for
+ * labels: its coordinates attribute, into *out (zf_meta_clear).  ZF_OK or
+ * ZF_ENOMEM; attributes that are no JSON object say nothing. */
+int zf_meta_parse_v2_group(const char *zattrs, size_t n, zf_meta *out);
 
 /* Release what a zf_meta owns; the struct may be reused. */
 void zf_meta_clear(zf_meta *m);
@@ -94,8 +102,11 @@ typedef struct zf_plain_meta {
     zf_plain_type type;
     uint32_t item_bytes;  /* UTF32 and BYTES: bytes per element */
     int big_endian;       /* UTF32: byte order of the code units */
-    unsigned ncodecs;     /* strings: bytes->bytes codecs, in encode order */
+    unsigned ncodecs;     /* strings: bytes->bytes codecs, in encode order (of each
+                             inner chunk when sharded) */
     zf_codec *codecs[ZF_PLAIN_MAX_CODECS]; /* owned */
+    zf_pipeline *shard;   /* strings in shards (v3 sharding_indexed): its frame (the
+                             index; m.read_chunks the inner chunk shape), owned; else NULL */
 } zf_plain_meta;
 
 /* Parse v3 zarr.json text of a plain array (not a time type) into *out,

@@ -21,6 +21,12 @@
  * it is a string; ZF_OK or ZF_ENOMEM. */
 int zf_meta_keep_coordinates(const cJSON *attrs, zf_meta *m);
 
+/* What xarray reads of an array of another data type or a group (its
+ * labels, coords.c): ndim from the JSON array shape ((unsigned)-1 if it is
+ * none; a group's shape is NULL), dimension names where they are valid, the
+ * coordinates attribute of attrs.  ZF_OK or ZF_ENOMEM. */
+int zf_meta_names_of(const cJSON *shape, const cJSON *names, const cJSON *attrs, zf_meta *m);
+
 /* Keep the attributes NAME.info lists besides what it shows otherwise
  * (meta_attrs.c), as its "attribute NAME: VALUE" lines, in m->attributes;
  * after m->cf.how is known.  ZF_OK or ZF_ENOMEM. */

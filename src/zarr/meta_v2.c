@@ -60,7 +60,7 @@ static int v2_cf_dtype(const cJSON *dt, const char *zattrs, size_t n, zf_meta *m
         return 0;
     m->cf.elem = m->elem;
     snprintf(m->dtype_text, sizeof m->dtype_text, "%s", dt->valuestring);
-    cJSON *attrs = cJSON_ParseWithLength(zattrs, n);
+    cJSON *attrs = zf_json_parse(zattrs, n);
     int rc = cJSON_IsObject(attrs) ? zf_cf_units(&m->cf, attrs, err, errcap) : 0;
     cJSON_Delete(attrs);
     return rc;
@@ -71,7 +71,7 @@ static int v2_cf_finish(const char *zattrs, size_t n, zf_meta *m, char *err, siz
 {
     if (m->cf.how == ZF_CF_NATIVE)
         return ZF_OK;
-    cJSON *attrs = cJSON_ParseWithLength(zattrs, n);
+    cJSON *attrs = zf_json_parse(zattrs, n);
     int rc = zf_meta_cf_finish(attrs, zattrs, n, m, err, errcap);
     cJSON_Delete(attrs);
     return rc;
@@ -81,7 +81,7 @@ static int parse_v2_dim_names(const char *attrs, size_t n, zf_meta *m, char *err
 {
     if (!attrs)
         return ZF_OK;
-    cJSON *root = cJSON_ParseWithLength(attrs, n);
+    cJSON *root = zf_json_parse(attrs, n);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return ERR(ZF_ECORRUPT, ".zattrs is not a JSON object");
@@ -93,6 +93,27 @@ static int parse_v2_dim_names(const char *attrs, size_t n, zf_meta *m, char *err
     if (rc == ZF_OK)
         rc = zf_meta_keep_attributes(root, m);
     cJSON_Delete(root);
+    return rc;
+}
+
+/* what xarray reads of an array of another type: its dimensions (.zattrs
+ * _ARRAY_DIMENSIONS) and coordinates attribute; ZF_OK or ZF_ENOMEM */
+static int v2_other_names(const cJSON *root, const char *zattrs, size_t n, zf_meta *m)
+{
+    cJSON *attrs = zattrs ? zf_json_parse(zattrs, n) : NULL;
+    int rc = zf_meta_names_of(cJSON_GetObjectItemCaseSensitive(root, "shape"),
+                              cJSON_GetObjectItemCaseSensitive(attrs, "_ARRAY_DIMENSIONS"), attrs, m);
+    cJSON_Delete(attrs);
+    return rc;
+}
+
+int zf_meta_parse_v2_group(const char *zattrs, size_t n, zf_meta *out)
+{
+    memset(out, 0, sizeof *out);
+    out->zarr_format = 2;
+    cJSON *attrs = zattrs ? zf_json_parse(zattrs, n) : NULL;
+    int rc = zf_meta_names_of(NULL, NULL, attrs, out);
+    cJSON_Delete(attrs);
     return rc;
 }
 
@@ -157,7 +178,7 @@ int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t at
     out->elem = ZF_ELEM_INT64;
     out->zarr_format = 2;
     *kind = ZF_KIND_OTHER_ARRAY;
-    cJSON *root = cJSON_ParseWithLength(zarray, n);
+    cJSON *root = zf_json_parse(zarray, n);
     if (!root)
         return ERR(ZF_ECORRUPT, "invalid JSON");
     int rc = ZF_OK, big = 0;
@@ -177,7 +198,7 @@ int zf_meta_parse_v2(const char *zarray, size_t n, const char *zattrs, size_t at
             if (rc == ZF_OK)
                 rc = v2_cf_finish(zattrs, attrs_n, out, err, errcap);
         } else {
-            rc = td;
+            rc = td ? td : v2_other_names(root, zattrs, attrs_n, out);
         }
     }
     cJSON_Delete(root);
@@ -194,6 +215,8 @@ static int plain_v2_type(const cJSON *dt, zf_plain_meta *p, int *big, char *err,
     snprintf(p->m.dtype_text, sizeof p->m.dtype_text, "%s", s);
     if (zf_cf_v2_elem(s, &p->m.elem, big)) {
         p->type = ZF_PLAIN_NUMBER;
+        if (p->m.elem.kind == ZF_ELEM_FLOAT && p->m.elem.size == 2)
+            return ERR(ZF_EUNSUPPORTED, "float16 coordinates are not supported");
         return ZF_OK;
     }
     if (!strcmp(s, "|b1") || !strcmp(s, "|O")) {
@@ -275,8 +298,8 @@ int zf_meta_parse_plain_v2(const char *zarray, size_t n, const char *zattrs, siz
 {
     memset(out, 0, sizeof *out);
     out->m.zarr_format = 2;
-    cJSON *root = cJSON_ParseWithLength(zarray, n);
-    cJSON *attrs = zattrs ? cJSON_ParseWithLength(zattrs, attrs_n) : NULL;
+    cJSON *root = zf_json_parse(zarray, n);
+    cJSON *attrs = zattrs ? zf_json_parse(zattrs, attrs_n) : NULL;
     int64_t fmt;
     int rc;
     if (!cJSON_IsObject(root) || !zf_json_int(cJSON_GetObjectItemCaseSensitive(root, "zarr_format"), 2, 2, &fmt))

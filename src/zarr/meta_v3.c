@@ -179,7 +179,7 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
 {
     memset(out, 0, sizeof *out);
     out->elem = ZF_ELEM_INT64;
-    cJSON *root = cJSON_ParseWithLength(text, n);
+    cJSON *root = zf_json_parse(text, n);
     if (!root)
         return ERR(ZF_ECORRUPT, "invalid JSON");
     int rc = ZF_OK;
@@ -193,7 +193,10 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
         static const char *const known[] = {"zarr_format", "node_type", "attributes",
                                             "consolidated_metadata", NULL};
         *kind = ZF_KIND_GROUP;
+        out->zarr_format = 3;
         rc = check_v3_keys(root, known, err, errcap);
+        if (rc == ZF_OK)
+            rc = zf_meta_names_of(NULL, NULL, cJSON_GetObjectItemCaseSensitive(root, "attributes"), out);
     } else {
         int td = v3_is_timedelta(cJSON_GetObjectItemCaseSensitive(root, "data_type"), out, err, errcap);
         const cJSON *attrs = cJSON_GetObjectItemCaseSensitive(root, "attributes");
@@ -201,7 +204,11 @@ int zf_meta_parse_v3(const char *text, size_t n, zf_node_kind *kind, zf_meta *ou
             td = zf_cf_units(&out->cf, cJSON_IsObject(attrs) ? attrs : NULL, err, errcap);
         *kind = td == 1 ? ZF_KIND_TIMEDELTA : ZF_KIND_OTHER_ARRAY;
         out->zarr_format = 3;
-        rc = td < 0 ? td : td == 1 ? parse_v3_array(text, n, root, out, err, errcap) : ZF_OK;
+        rc = td < 0   ? td
+           : td == 1 ? parse_v3_array(text, n, root, out, err, errcap)
+                     : zf_meta_names_of(cJSON_GetObjectItemCaseSensitive(root, "shape"),
+                                        cJSON_GetObjectItemCaseSensitive(root, "dimension_names"),
+                                        attrs, out);
     }
     cJSON_Delete(root);
     return zf_meta_end(out, *kind, rc, err, errcap);
@@ -217,6 +224,9 @@ static int plain_v3_type(const cJSON *dt, zf_plain_meta *p, char *err, size_t er
         return rc;
     p->m.elem = (zf_elem){ZF_ELEM_UINT, 1};
     snprintf(p->m.dtype_text, sizeof p->m.dtype_text, "%s", name);
+    if (zf_cf_v3_elem(name, &p->m.elem) == ZF_OK && p->m.elem.size == 2 &&
+        p->m.elem.kind == ZF_ELEM_FLOAT)
+        return ERR(ZF_EUNSUPPORTED, "float16 coordinates are not supported");
     if (zf_cf_v3_elem(name, &p->m.elem) == ZF_OK)
         p->type = ZF_PLAIN_NUMBER;
     else if (!strcmp(name, "bool"))
@@ -259,11 +269,37 @@ static int plain_v3_string_codec(zf_plain_meta *p, const cJSON *entry, char *err
     return zf_json_only_keys(config, bytes_keys, name, err, errcap);
 }
 
+static int plain_v3_string_codecs(zf_plain_meta *p, const cJSON *codecs, char *err, size_t errcap);
+
+/* a string array in shards: the sharding_indexed codec (its configuration
+ * config) alone, its inner chunks' codecs those of a string chunk */
+static int plain_v3_string_shard(zf_plain_meta *p, const cJSON *config, const cJSON *after,
+                                 char *err, size_t errcap)
+{
+    if (p->shard)
+        return ERR(ZF_EUNSUPPORTED, "nested sharding of strings is not supported");
+    if (after)
+        return ERR(ZF_EUNSUPPORTED, "a codec over whole shards of strings is not supported");
+    int rc = zf_pipeline_shard_frame(config, p->m.ndim, p->m.chunks, &p->shard, err, errcap);
+    if (rc)
+        return rc;
+    const uint64_t *inner;
+    zf_pipeline_inner(p->shard, &inner);
+    memcpy(p->m.read_chunks, inner, p->m.ndim * sizeof *inner);
+    return plain_v3_string_codecs(p, cJSON_GetObjectItemCaseSensitive(config, "codecs"), err,
+                                  errcap);
+}
+
 /* the v3 codecs of a string array: the array->bytes codec, then bytes->bytes ones */
 static int plain_v3_string_codecs(zf_plain_meta *p, const cJSON *codecs, char *err, size_t errcap)
 {
     if (!cJSON_IsArray(codecs) || !codecs->child)
         return ERR(ZF_ECORRUPT, "\"codecs\" must be a non-empty array");
+    const char *name;
+    const cJSON *config;
+    if (zf_json_entry(codecs->child, &name, &config, err, errcap) == ZF_OK &&
+        !strcmp(name, "sharding_indexed"))
+        return plain_v3_string_shard(p, config, codecs->child->next, err, errcap);
     int rc = plain_v3_string_codec(p, codecs->child, err, errcap);
     for (const cJSON *e = codecs->child->next; e && rc == ZF_OK; e = e->next) {
         zf_codec *c = NULL;
@@ -307,7 +343,7 @@ int zf_meta_parse_plain_v3(const char *text, size_t n, zf_plain_meta *out, char 
 {
     memset(out, 0, sizeof *out);
     out->m.zarr_format = 3;
-    cJSON *root = cJSON_ParseWithLength(text, n);
+    cJSON *root = zf_json_parse(text, n);
     int64_t fmt;
     const cJSON *nt = cJSON_GetObjectItemCaseSensitive(root, "node_type");
     int rc;

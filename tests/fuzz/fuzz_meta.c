@@ -121,14 +121,16 @@ static void check_cf(const zf_meta *m)
     uint64_t shape[2] = {2, 4}, valid[2] = {2, 3};
     uint8_t again[sizeof elems];
     memcpy(again, elems, sizeof elems);
-    rc = zf_convert_chunk(cf, elems, 2, shape, valid, err, sizeof err);
-    CHECK(rc == ZF_OK || rc == ZF_ECORRUPT || (rc == ZF_ERANGE && cf->may_cftime));
+    unsigned coarser = 9;
+    rc = zf_convert_chunk(cf, elems, 2, shape, valid, &coarser, err, sizeof err);
+    CHECK(rc == ZF_OK || rc == ZF_ECORRUPT || rc == ZF_ENOMEM || (rc == ZF_ERANGE && cf->may_cftime));
+    CHECK(coarser <= 3 && (!coarser || (rc == ZF_OK && zf_convert_may_coarsen(cf))));
     if (rc)
         CHECK(memchr(err, '\0', sizeof err) != NULL);
     if (cf->may_cftime) { /* the same elements as cftime objects */
         zf_cf c;
         zf_cf_cftime(cf, &c);
-        rc = zf_convert_chunk(&c, again, 2, shape, valid, err, sizeof err);
+        rc = zf_convert_chunk(&c, again, 2, shape, valid, NULL, err, sizeof err);
         CHECK(rc == ZF_OK || rc == ZF_ECORRUPT);
     }
     zf_sbuf sb = {0};

@@ -133,6 +133,10 @@ def meta_seeds():
         name = store.replace("[", "_").replace("]", "").replace(".zarr", "")
         shutil.copy(os.path.join(FIXTURES, store, "zarr.json"), os.path.join(d, f"fixture-{name}.json"))
     put(d, "v3-group.json", json.dumps({"zarr_format": 3, "node_type": "group", "attributes": {"a": [1, 2]}}))
+    put(d, "v3-cf-f16-nonfinite.json",  # bare NaN / Infinity attributes, as zarr-python writes them
+        v3_array(data_type="float16", fill_value="NaN",
+                 attributes={"units": "hours", "dtype": "timedelta64[s]", "valid_max": float("nan"),
+                             "missing_value": [float("-inf"), float("inf")]}))
     put(d, "v3-2d-dims.json", v3_array(shape=[7, 5], chunk_grid={"name": "regular", "configuration": {"chunk_shape": [3, 2]}},
                                        dimension_names=["x", None], data_type=td("ms", 10)))
     put(d, "v3-0d.json", v3_array(shape=[], chunk_grid={"name": "regular", "configuration": {"chunk_shape": []}},
@@ -392,13 +396,13 @@ def write_dicts():
              "units", "add_offset", "_FillValue", "missing_value", "_Unsigned", "timedelta64[ns]",
              "timedelta64[s]", "seconds", "hours", "days", "minutes", "milliseconds", "microseconds",
              "nanoseconds", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-             "float32", "float64", "<i2", ">i4", "|u1", "<f8", ">f4", "AAAAAAAA+H8=", "NaN",
+             "float16", "float32", "float64", "<i2", ">i4", "|u1", "<f8", ">f4", "<f2", "AAAAAAAA+H8=", "NaN",
              "Infinity", "-Infinity", "0x7fc00000", "numpy.datetime64", "<M8[ns]", ">M8[10s]",
              "calendar", "standard", "gregorian", "proleptic_gregorian", "noleap",
              "hours since 2000-01-01", "days since 1970-01-01T00:00:00Z", " since "]
     lits = ["-9223372036854775808", "9223372036854775807", "9223372036854775808", "9007199254740993",
             "1e308", "-0", "0.5", "null", "true", "false", "2147483647", "2147483648", "[]", "{}",
-            "\\u0000", "\\ud800", "\"C\"", "\"F\"", "\".\"", "\"/\""]
+            "\\u0000", "\\ud800", "\"C\"", "\"F\"", "\".\"", "\"/\"", "NaN", "Infinity", "-Infinity"]
     def esc(text: str) -> str:
         out = ""
         for b in text.encode():

@@ -5,8 +5,7 @@ Shared by gen_spec2.py (Python >= 3.12, icechunk 2.x: repositories and
 their expected text, committed as test data) and gen_spec1.py (the test
 venv's icechunk 1.1: spec 1 repositories written at test time).  NaT is
 written as the empty string (the mounts use -o nat=), .csv files as
-xarray's DataArray.to_dataframe().to_csv() (to_series() for a dimension
-coordinate, whose own name is its index)."""
+xarray's DataArray.to_dataframe().to_csv() of the dataset's variable."""
 
 from __future__ import annotations
 
@@ -41,21 +40,21 @@ def txt_lines(values) -> list[str]:
 
 
 def csv_of(da) -> bytes:
-    """the .csv: labelled by the dimensions' coordinates and the non-dimension
-    ones the variable's `coordinates` attribute names (xarray's to_dataframe
-    of the variable with those coordinates), or by indices if it has none"""
-    named = set(da.encoding.get("coordinates", "").split())
-    da = da.drop_vars([c for c in da.coords if c not in da.dims and c not in named and c != da.name])
-    if da.name in da.dims:
-        return da.to_series().to_csv().encode()
-    if not any(c != da.name for c in da.coords):
+    """the .csv: xarray's to_dataframe().to_csv() of the variable as the
+    dataset gives it (every coordinate of the group whose dimensions are its
+    own, itself too when it is one), or by indices if it has no coordinates.
+    The other coordinates' columns in zarrfs's order for a store without
+    consolidated metadata (README: names compared without case), not the
+    store's listing order that xarray follows there"""
+    if da.ndim == 0 or not list(da.coords):
         lines = [",".join(list(da.dims) + [da.name])]
         for idx, text in zip(np.ndindex(*da.shape), txt_lines(da.values)):
             lines.append(",".join([str(i) for i in idx] + [text]))
         return "".join(x + "\n" for x in lines).encode()
-    if da.name in da.coords:  # a non-dimension coordinate: its values, not a label too
-        da = da.drop_vars(da.name)
-    return da.to_dataframe().to_csv().encode()
+    df = da.to_dataframe()
+    cols = [str(c) for c in df.columns]
+    order = sorted(range(len(cols) - 1), key=lambda i: (cols[i].lower(), cols[i]))
+    return df.iloc[:, order + [len(cols) - 1]].to_csv().encode()
 
 
 def expected(ds) -> dict[str, dict[str, str]]:

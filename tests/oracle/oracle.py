@@ -163,6 +163,25 @@ def read_array(store: str, path: str | None = None):
     return values, unit, scale, (list(dims) if dims is not None else None)
 
 
+# The xarray and pandas whose to_dataframe().to_csv() NAME.csv follows
+# (README "What the mount shows"); scripts/deps installs exactly these.
+# pandas 3 writes "0 days 00:00:00.000000" where pandas 2.2 wrote
+# "0 days 00:00:00", so another version is another oracle.
+CSV_VERSIONS = {"xarray": "2026.9.0", "pandas": "3.1.1"}
+
+
+def check_csv_versions() -> None:
+    """Fail unless the venv has the xarray and pandas the CSV follows."""
+    import pandas
+    import pytest
+    import xarray
+
+    got = {"xarray": xarray.__version__, "pandas": pandas.__version__}
+    if got != CSV_VERSIONS:
+        pytest.fail(f"the labelled CSV follows {CSV_VERSIONS}; this venv has {got} "
+                    "(scripts/deps pins them)", pytrace=False)
+
+
 def root_name(store: str) -> str:
     """File base name of a store whose root is an array."""
     base = os.path.basename(os.path.normpath(str(store)))

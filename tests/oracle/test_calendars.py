@@ -260,6 +260,23 @@ def test_labelled_csv(stores, zf_mounter_module):
             check_bytes(m, name + ".csv", want, 4)
 
 
+@pytest.mark.parametrize("form", FORMATS[1:])
+def test_labelled_csv_formats(stores, zf_mounter_module, form):
+    """-o format= writes a cftime time coordinate's label column as its own
+    .txt does (each object's text in that format), the values beside it too"""
+    store, names = stores[("xr", 3)]
+    m = zf_mounter_module(store, "-o", f"format={form}")
+    for name in (n for n in names if n.startswith("valid_")):
+        coord = "time_" + name[len("valid_"):]
+        ctxt, _, cvals = expected(store, coord, form)
+        vtxt, _, _ = expected(store, name, form)
+        if coord != "time_standard":
+            assert cvals.dtype.kind == "O", coord  # cftime objects as labels
+        rows = zip(ctxt.decode().splitlines(), vtxt.decode().splitlines())
+        want = f"{coord},{name}\n" + "".join(f"{c},{v}\n" for c, v in rows)
+        check_bytes(m, name + ".csv", want.encode(), 4)
+
+
 def test_info_names_the_calendar(stores, zf_mounter_module):
     store, names = stores[("xr", 3)]
     m = zf_mounter_module(store)
@@ -279,7 +296,7 @@ def test_info_follows_the_switch(stores, zf_mounter_module):
     as cftime objects"""
     store, _ = stores[("hand", 3)]
     m = zf_mounter_module(store)
-    fill = b"fill_value: 0 (2262-04-11 23:47:16)\n"
+    fill = b"fill_value_decoded: 2262-04-11 23:47:16 ("
     before = m.read("edge_out.info")
     assert b"unit: ns\n" in before and fill in before, before
     m.read("edge_out.txt")

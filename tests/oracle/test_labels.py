@@ -310,17 +310,28 @@ def test_one_dimensional_string_index(tmp_path, zf_mount):
 
 
 @pytest.mark.parametrize("fmt", ["iso", "numpy", "seconds", "raw"])
-def test_other_formats_keep_the_labels(tmp_path, zf_mount, fmt):
-    """-o format= other than pandas: the same label columns, each value in
-    that format (its .txt line: test_formats.py checks those)"""
+def test_other_formats_apply_to_labels_too(tmp_path, zf_mount, fmt):
+    """-o format= other than pandas: the same label columns, every time and
+    duration column in that format, labels included: each field is its
+    coordinate's .txt line, each value its array's (test_formats.py checks
+    those); nat= applies to every column"""
     store = tmp_path / "f.zarr"
-    write(forecast(), store, 3)
+    ds = forecast()
+    step = ds["step"].values.copy()
+    step[3] = np.timedelta64("NaT")
+    ds = ds.assign_coords(step=step)
+    write(ds, store, 3)
     want = oracle_csv(store, "lead").decode().splitlines()
     m = zf_mount(store, "-o", f"format={fmt}", "-o", "nat=")
     got = m.read("lead.csv").decode().splitlines()
-    values = m.read("lead.txt").decode().splitlines()
-    assert got[0] == want[0]
-    assert len(got) == len(want) == len(values) + 1
-    for g, w, v in zip(got[1:], want[1:], values):
-        assert g == w.rsplit(",", 1)[0] + "," + v, (g, w, v)
+    txt = {k: m.read(f"{k}.txt").decode().splitlines()
+           for k in ("init_time", "step", "valid_time", "lead")}
+    n_init, n_step = ds.sizes["init_time"], ds.sizes["step"]
+    assert got[0] == want[0] == "init_time,step,valid_time,lead"
+    assert len(got) == n_init * n_step + 1
+    for k, line in enumerate(got[1:]):
+        i, j = divmod(k, n_step)
+        assert line == ",".join([txt["init_time"][i], txt["step"][j], txt["valid_time"][k],
+                                 txt["lead"][k]]), (k, line)
+    assert "T" in got[1] or fmt != "iso"
     assert m.stat("lead.csv").st_size == len("\n".join(got)) + 1

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/half.h"
+#include "base/json.h"
 #include "chunk/convert.h"
 #include "zarr/meta.h"
 
@@ -55,13 +57,14 @@ static void expect(const char *what, const char *dt, const char *attrs, const do
     for (unsigned i = 0; i < n; i++) {
         zf_elem e = m.elem;
         uint8_t *p = (uint8_t *)buf + i * e.size;
-        if (e.kind == ZF_ELEM_FLOAT && e.size == 4) { float f = (float)in[i]; memcpy(p, &f, 4); }
+        if (e.kind == ZF_ELEM_FLOAT && e.size == 2) { uint16_t h = zf_float_to_half((float)in[i]); memcpy(p, &h, 2); }
+        else if (e.kind == ZF_ELEM_FLOAT && e.size == 4) { float f = (float)in[i]; memcpy(p, &f, 4); }
         else if (e.kind == ZF_ELEM_FLOAT) memcpy(p, &in[i], 8);
         else if (e.kind == ZF_ELEM_UINT) { uint64_t u = (uint64_t)in[i]; memcpy(p, &u, e.size); }
         else { int64_t v = (int64_t)in[i]; memcpy(p, &v, e.size); } /* little-endian */
     }
     uint64_t shape[1] = {n};
-    rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, err, sizeof err);
+    rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, NULL, err, sizeof err);
     CHECK(rc == ZF_OK, "%s: convert: %s", what, err);
     for (unsigned i = 0; rc == ZF_OK && i < n; i++)
         CHECK(buf[i] == want[i], "%s[%u]: %lld, want %lld", what, i, (long long)buf[i],
@@ -167,12 +170,12 @@ static void since_overflow(void)
         err[0] = '\0';
         uint8_t stored[8];
         memcpy(stored, buf, 8);
-        rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, err, sizeof err);
+        rc = zf_convert_chunk(&m.cf, buf, 1, shape, NULL, NULL, err, sizeof err);
         CHECK(rc == ZF_ERANGE && err[0] && m.cf.may_cftime, "since overflow %zu: rc %d", i, rc);
         zf_cf c;
         zf_cf_cftime(&m.cf, &c);
         int64_t t;
-        rc = zf_convert_chunk(&c, stored, 1, shape, NULL, err, sizeof err);
+        rc = zf_convert_chunk(&c, stored, 1, shape, NULL, NULL, err, sizeof err);
         memcpy(&t, stored, 8);
         CHECK(cases[i].want == 1 ? rc == ZF_ECORRUPT : rc == ZF_OK && t == cases[i].want,
               "since overflow %zu as cftime: rc %d, %lld", i, rc, (long long)t);
@@ -257,21 +260,21 @@ static void out_of_range(void)
     CHECK(zf_convert_one(&m.cf, m.cf.fill_raw, &t, err, sizeof err) == ZF_ECORRUPT, "fill 2^62 days");
     CHECK(strstr(err, "beyond int64 ns ticks"), "reason: %s", err);
     uint64_t shape[1] = {2}, valid[1] = {1};
-    CHECK(zf_convert_chunk(&m.cf, buf, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT, "2^63-1 days");
+    CHECK(zf_convert_chunk(&m.cf, buf, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT, "2^63-1 days");
     CHECK(strstr(err, "element 1"), "reason names the element: %s", err);
     buf[0] = 1, buf[1] = INT64_MAX;
-    CHECK(zf_convert_chunk(&m.cf, buf, 1, shape, valid, err, sizeof err) == ZF_OK, "padding: %s", err);
+    CHECK(zf_convert_chunk(&m.cf, buf, 1, shape, valid, NULL, err, sizeof err) == ZF_OK, "padding: %s", err);
     CHECK(buf[0] == 86400000000000, "1 day: %lld", (long long)buf[0]);
     zf_meta_clear(&m);
     rc = parse("float64", "0", "{\"units\":\"seconds\"}", 2, &m, err, sizeof err);
     double d[2] = {1.0, INFINITY};
-    CHECK(rc == ZF_OK && zf_convert_chunk(&m.cf, d, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT,
+    CHECK(rc == ZF_OK && zf_convert_chunk(&m.cf, d, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT,
           "infinity");
     if (rc == ZF_OK)
         zf_meta_clear(&m);
     rc = parse("uint64", "0", "{\"units\":\"seconds\",\"dtype\":\"timedelta64[s]\"}", 2, &m, err, sizeof err);
     uint64_t u[2] = {1, UINT64_C(9223372036854775813)};
-    CHECK(rc == ZF_OK && zf_convert_chunk(&m.cf, u, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT,
+    CHECK(rc == ZF_OK && zf_convert_chunk(&m.cf, u, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT,
           "uint64 beyond int64");
     if (rc == ZF_OK)
         zf_meta_clear(&m);
@@ -295,14 +298,114 @@ static void v2_mask(void)
     int64_t out[3];
     memcpy(out, v, 6);
     uint64_t shape[1] = {3};
-    CHECK(zf_convert_chunk(&m.cf, out, 1, shape, NULL, err, sizeof err) == ZF_OK, "%s", err);
+    CHECK(zf_convert_chunk(&m.cf, out, 1, shape, NULL, NULL, err, sizeof err) == ZF_OK, "%s", err);
     CHECK(out[0] == NAT && out[1] == 1000000000 && out[2] == 1500000000, "v2 mask: %lld %lld %lld",
           (long long)out[0], (long long)out[1], (long long)out[2]);
     zf_meta_clear(&m);
 }
 
+/* NaN, Infinity and -Infinity as Python's json reads them: numbers in their
+ * places, words inside strings left alone */
+static void nonfinite_json(void)
+{
+    static const char doc[] = "{\"a\": [1, NaN, \"NaN\", Infinity, {\"b\": -Infinity}], \"c\": NaN, "
+                              "\"d\": \"x Infinity\", \"e\": 2.5}";
+    cJSON *j = zf_json_parse(doc, sizeof doc - 1);
+    CHECK(j, "parsed");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "a");
+    CHECK(cJSON_GetArraySize(a) == 5, "a has 5 items");
+    CHECK(cJSON_GetArrayItem(a, 0)->valuedouble == 1.0, "a[0] 1");
+    CHECK(isnan(cJSON_GetArrayItem(a, 1)->valuedouble), "a[1] NaN");
+    CHECK(cJSON_IsString(cJSON_GetArrayItem(a, 2)), "a[2] the string \"NaN\"");
+    CHECK(isinf(cJSON_GetArrayItem(a, 3)->valuedouble) && cJSON_GetArrayItem(a, 3)->valuedouble > 0,
+          "a[3] Infinity");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(a, 4), "b");
+    CHECK(b && isinf(b->valuedouble) && b->valuedouble < 0, "b -Infinity");
+    CHECK(isnan(cJSON_GetObjectItemCaseSensitive(j, "c")->valuedouble), "c NaN");
+    CHECK(!strcmp(cJSON_GetObjectItemCaseSensitive(j, "d")->valuestring, "x Infinity"), "d kept");
+    CHECK(cJSON_GetObjectItemCaseSensitive(j, "e")->valuedouble == 2.5, "e 2.5");
+    cJSON_Delete(j);
+    static const char *const bad[] = {"{\"a\": NaNa}", "{\"a\": -NaN}", "{\"a\": +Infinity}",
+                                      "{\"a\": nan}", "[Infinity"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        cJSON *x = zf_json_parse(bad[i], strlen(bad[i]));
+        CHECK(!x, "%s is not JSON", bad[i]);
+        cJSON_Delete(x);
+    }
+    /* a mask value -Infinity masks; NaN masks nothing; valid_max NaN is harmless */
+    static const double in[] = {1.0, -INFINITY, NAN, 2.0};
+    static const int64_t want[] = {1000000000, NAT, NAT, 2000000000};
+    expect("missing_value [NaN, -Infinity]", "float64",
+           "{\"units\":\"seconds\",\"missing_value\":[NaN,-Infinity],\"valid_max\":NaN}", in,
+           want, 4, ZF_UNIT_ns);
+}
+
+/* float16: every half widens and narrows back to itself; narrowing rounds
+ * to nearest, ties to even, beyond 65504 + half a step to infinity */
+static void float16(void)
+{
+    int bad = 0;
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        float f = zf_half_to_float((uint16_t)h);
+        if (!isnan(f) && zf_float_to_half(f) != h)
+            bad++;
+        if ((h & 0x7c00) == 0x7c00 || (h & 0x7fff) == 0x7bff)
+            continue; /* infinities, NaN, the largest */
+        float next = zf_half_to_float((uint16_t)(h + 1)), mid = (f + next) / 2;
+        uint16_t even = (h & 1) ? (uint16_t)(h + 1) : (uint16_t)h; /* the even mantissa */
+        if (zf_float_to_half(mid) != even || zf_float_to_half(nextafterf(mid, f)) != h ||
+            zf_float_to_half(nextafterf(mid, next)) != (uint16_t)(h + 1))
+            bad++;
+    }
+    CHECK(bad == 0, "%d halves round wrongly", bad);
+    CHECK(zf_float_to_half(65519.99f) == 0x7bff && zf_float_to_half(65520.0f) == 0x7c00 &&
+          zf_float_to_half(-65520.0f) == 0xfc00, "overflow to infinity");
+    /* numpy: float16 0.333 s is 333 ms (one x1000 in float16); 1.5 h 5400 s */
+    static const double s_in[] = {0.333, 7, NAN};
+    static const int64_t s_want[] = {333000000, 7000000000, NAT};
+    expect("float16 seconds", "float16", "{\"units\":\"seconds\"}", s_in, s_want, 3, ZF_UNIT_ns);
+    static const double h_in[] = {0.1, 1.5};
+    static const int64_t h_want[] = {359912109375, 5400000000000};
+    expect("float16 hours", "float16", "{\"units\":\"hours\"}", h_in, h_want, 2, ZF_UNIT_ns);
+}
+
+/* floats with a dtype attribute coarser than ns: a chunk beyond int64 ns is
+ * decoded at xarray's unit for it, when the caller takes coarser chunks */
+static void coarser_chunks(void)
+{
+    zf_meta m;
+    char err[256];
+    int rc = parse("float64", "0", "{\"units\":\"seconds\",\"dtype\":\"timedelta64[s]\"}", 2, &m,
+                   err, sizeof err);
+    CHECK(rc == ZF_OK && zf_convert_may_coarsen(&m.cf), "float seconds, dtype [s]: %s", err);
+    if (rc)
+        return;
+    uint64_t shape[1] = {2};
+    double whole[2] = {1e10, 3}, frac[2] = {1e10, 0.5}, ns[2] = {1e10, 1e-9};
+    int64_t *t = (int64_t *)whole;
+    unsigned k = 9;
+    CHECK(zf_convert_chunk(&m.cf, whole, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT,
+          "beyond ns without coarser chunks");
+    whole[0] = 1e10, whole[1] = 3;
+    CHECK(zf_convert_chunk(&m.cf, whole, 1, shape, NULL, &k, err, sizeof err) == ZF_OK && k == 3 &&
+          t[0] == 10000000000 && t[1] == 3, "seconds: k %u, %s", k, err);
+    t = (int64_t *)frac;
+    CHECK(zf_convert_chunk(&m.cf, frac, 1, shape, NULL, &k, err, sizeof err) == ZF_OK && k == 2 &&
+          t[0] == 10000000000000 && t[1] == 500, "milliseconds: k %u, %s", k, err);
+    CHECK(zf_convert_chunk(&m.cf, ns, 1, shape, NULL, &k, err, sizeof err) == ZF_ECORRUPT &&
+          strstr(err, "xarray's cast to int64 overflows there and gives NaT"), "ns: %s", err);
+    double small[2] = {1.5, 2};
+    t = (int64_t *)small;
+    CHECK(zf_convert_chunk(&m.cf, small, 1, shape, NULL, &k, err, sizeof err) == ZF_OK && k == 0 &&
+          t[0] == 1500000000, "within ns: ns ticks, k %u", k);
+    zf_meta_clear(&m);
+}
+
 int main(void)
 {
+    nonfinite_json();
+    float16();
+    coarser_chunks();
     values();
     recognition();
     since_overflow();

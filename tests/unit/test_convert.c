@@ -109,8 +109,8 @@ static void compare(const char *what, const zf_cf *cf, const void *chunk, uint64
     uint64_t shape[1] = {n};
     memcpy(a, chunk, n * 8);
     memcpy(b, chunk, n * 8);
-    int ra = zf_convert_chunk(cf, a, 1, shape, NULL, ea, sizeof ea);
-    int rb = zf_convert_chunk(&ref, b, 1, shape, NULL, eb, sizeof eb);
+    int ra = zf_convert_chunk(cf, a, 1, shape, NULL, NULL, ea, sizeof ea);
+    int rb = zf_convert_chunk(&ref, b, 1, shape, NULL, NULL, eb, sizeof eb);
     CHECK(ra == rb, "%s: rc %d (%s), reference %d (%s)", what, ra, ea, rb, eb);
     if (ra == rb && ra != ZF_OK)
         CHECK(strcmp(ea, eb) == 0, "%s: error \"%s\", reference \"%s\"", what, ea, eb);
@@ -337,7 +337,7 @@ static void absolute(void)
                        -9223372036.8547, DBL_TRUE_MIN};
         int64_t want[8] = {1, 100000000, 0, NAT, NAT, 9223372036854700032, -9223372036854700032, 0};
         shape[0] = 8;
-        CHECK(zf_convert_chunk(&m.cf, d, 1, shape, NULL, err, sizeof err) == ZF_OK, "%s", err);
+        CHECK(zf_convert_chunk(&m.cf, d, 1, shape, NULL, NULL, err, sizeof err) == ZF_OK, "%s", err);
         int64_t t[8];
         memcpy(t, d, sizeof t);
         for (int i = 0; i < 8; i++)
@@ -346,20 +346,20 @@ static void absolute(void)
         /* whole seconds: no step, ticks are counts x 10^9; one beyond fails */
         double w[3] = {9223372036.0, -9223372036.0, 2.0};
         shape[0] = 3;
-        CHECK(zf_convert_chunk(&m.cf, w, 1, shape, NULL, err, sizeof err) == ZF_OK, "%s", err);
+        CHECK(zf_convert_chunk(&m.cf, w, 1, shape, NULL, NULL, err, sizeof err) == ZF_OK, "%s", err);
         memcpy(t, w, 3 * 8);
         CHECK(t[0] == 9223372036000000000 && t[1] == -9223372036000000000 && t[2] == 2000000000,
               "whole seconds: %lld %lld %lld", (long long)t[0], (long long)t[1], (long long)t[2]);
         /* padding (beyond valid[]) counts for neither the steps nor the range */
         double pad[4] = {1.0, 2.0, 1e-9, INFINITY};
         uint64_t pshape[1] = {4}, valid[1] = {2};
-        CHECK(zf_convert_chunk(&m.cf, pad, 1, pshape, valid, err, sizeof err) == ZF_OK, "%s", err);
+        CHECK(zf_convert_chunk(&m.cf, pad, 1, pshape, valid, NULL, err, sizeof err) == ZF_OK, "%s", err);
         memcpy(t, pad, 2 * 8);
         CHECK(t[0] == 1000000000 && t[1] == 2000000000, "padded: %lld %lld", (long long)t[0],
               (long long)t[1]);
         double b[2] = {9223372037.0, 1.0};
         shape[0] = 2;
-        CHECK(zf_convert_chunk(&m.cf, b, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT &&
+        CHECK(zf_convert_chunk(&m.cf, b, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT &&
                   strstr(err, "element 0"), "9223372037 s: %s", err);
         zf_meta_clear(&m);
     }
@@ -367,13 +367,13 @@ static void absolute(void)
     if (parse("float64", "{\"units\":\"nanoseconds\"}", 4, &m) == 0) {
         double d[3] = {-0x1p63, 0x1p62, -1.75};
         shape[0] = 3;
-        CHECK(zf_convert_chunk(&m.cf, d, 1, shape, NULL, err, sizeof err) == ZF_OK, "%s", err);
+        CHECK(zf_convert_chunk(&m.cf, d, 1, shape, NULL, NULL, err, sizeof err) == ZF_OK, "%s", err);
         int64_t t[3];
         memcpy(t, d, sizeof t);
         CHECK(t[0] == NAT && t[1] == INT64_C(4611686018427387904) && t[2] == -1, "float64 ns");
         double b[2] = {1.0, 0x1p63};
         shape[0] = 2;
-        CHECK(zf_convert_chunk(&m.cf, b, 1, shape, NULL, err, sizeof err) == ZF_ECORRUPT &&
+        CHECK(zf_convert_chunk(&m.cf, b, 1, shape, NULL, NULL, err, sizeof err) == ZF_ECORRUPT &&
                   strstr(err, "element 1"), "2^63 ns: %s", err);
         zf_meta_clear(&m);
     }
@@ -381,7 +381,7 @@ static void absolute(void)
     if (parse("int64", "{\"units\":\"nanoseconds\",\"dtype\":\"timedelta64[ns]\"}", 4, &m) == 0) {
         int64_t v[3] = {INT64_MAX, NAT, -5};
         shape[0] = 3;
-        CHECK(zf_convert_chunk(&m.cf, v, 1, shape, NULL, err, sizeof err) == ZF_OK &&
+        CHECK(zf_convert_chunk(&m.cf, v, 1, shape, NULL, NULL, err, sizeof err) == ZF_OK &&
                   v[0] == INT64_MAX && v[1] == NAT && v[2] == -5, "int64 ns identity");
         zf_meta_clear(&m);
     }
