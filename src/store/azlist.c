@@ -262,60 +262,64 @@ static int also_prefix(const zf_s3list_page *pg, const char *name)
     return 0;
 }
 
-/* hand one page's entries to fn; *seen counts every entry */
-static int emit(const zf_s3list_page *pg, size_t skip, zf_store_list_fn fn, void *ctx,
-                size_t *seen)
+/* one listing's pages (zf_store_list_pages); code: Azure's error code of
+ * a failed answer (may be NULL) */
+typedef struct lister {
+    const azure *a;
+    const char *full;
+    unsigned max;
+    char *code;
+    zf_store_buf buf;
+    zf_s3list_page pg;
+} lister;
+
+static int page_read(void *ctx, unsigned page, const char *token, char **next, char *why,
+                     size_t whycap)
 {
+    lister *l = ctx;
+    int rc = list_page(l->a, l->full, token, l->max, &l->buf, &l->pg, why, whycap, l->code);
+    if (rc == ZF_OK && l->pg.next_token) {
+        *next = l->pg.next_token;
+        l->pg.next_token = NULL;
+    }
+    return rc;
+}
+
+/* hand the page's entries to fn (NULL: count them); *seen counts every entry */
+static int page_emit(void *ctx, zf_store_list_fn fn, void *fnctx, size_t *seen)
+{
+    const lister *l = ctx;
+    const zf_s3list_page *pg = &l->pg;
+    size_t skip = strlen(l->full);
     for (size_t i = 0; i < pg->n; i++) {
         zf_s3list_item *it = &pg->items[i];
         (*seen)++;
-        if (!it->prefix && !it->size && also_prefix(pg, it->key))
+        if (!fn || (!it->prefix && !it->size && also_prefix(pg, it->key)))
             continue;
         zf_stamp st = {.kind = ZF_STORE_DIR};
         if (!it->prefix)
             zf_stamp_object(&st, it->size, it->mtime_ns, it->etag);
-        int stop = zf_store_list_key(it->key, skip, &st, fn, ctx);
+        int stop = zf_store_list_key(it->key, skip, &st, fn, fnctx);
         if (stop)
             return stop;
     }
     return ZF_OK;
 }
 
+static void page_done(void *ctx)
+{
+    zf_s3list_page_free(&((lister *)ctx)->pg);
+}
+
+static const zf_store_pages az_pages = {page_read, page_emit, page_done, "marker"};
+
 /* every page under full, each handed to fn (NULL: stop at the first entry) */
 static int walk(const azure *a, const char *full, unsigned max, zf_store_list_fn fn, void *ctx,
                 size_t *seen, char *err, size_t errcap, char *code)
 {
-    zf_store_buf buf = {0};
-    char *marker = NULL;
-    int rc = ZF_OK;
-    for (unsigned pages = 0;; pages++) {
-        zf_s3list_page pg = {0};
-        char why[ZF_AZI_ERR + 80] = "more than a million pages";
-        rc = pages < PAGES_MAX ? list_page(a, full, marker, max, &buf, &pg, why, sizeof why, code)
-                               : ZF_EIO;
-        if (rc != ZF_OK && pages) /* a 404 after pages came: not "nothing there" */
-            rc = ERR(rc == ZF_ENOTFOUND ? ZF_EIO : rc, "page %u of the listing: %s", pages + 1, why);
-        else if (rc != ZF_OK)
-            rc = ERR(rc, "%s", why);
-        if (rc == ZF_OK && fn)
-            rc = emit(&pg, strlen(full), fn, ctx, seen);
-        else if (rc == ZF_OK)
-            *seen += pg.n;
-        int more = rc == ZF_OK && pg.next_token && (fn || !*seen);
-        if (more && marker && !strcmp(marker, pg.next_token)) {
-            rc = ERR(ZF_EIO, "page %u of the listing: the same marker again", pages + 1);
-            more = 0;
-        }
-        free(marker);
-        marker = more ? pg.next_token : NULL;
-        if (more)
-            pg.next_token = NULL;
-        zf_s3list_page_free(&pg);
-        if (!more)
-            break;
-    }
-    free(marker);
-    free(buf.p);
+    lister l = {.a = a, .full = full, .max = max, .code = code};
+    int rc = zf_store_list_pages(&az_pages, &l, fn, ctx, seen, err, errcap);
+    free(l.buf.p);
     return rc;
 }
 

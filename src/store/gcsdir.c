@@ -14,8 +14,6 @@
 
 /* Largest objects.list answer read (1000 full object resources fit). */
 #define PAGE_MAX (16u << 20)
-/* Most pages one listing reads before it gives up (a server looping on tokens). */
-#define PAGES_MAX 1000000u
 /* Longest page token kept. */
 #define TOKEN_MAX 4096
 
@@ -208,60 +206,63 @@ static char *full_prefix(const gcs *g, const char *prefix)
     return f;
 }
 
-/* hand one page's entries to fn; *seen counts every entry (even skipped) */
-static int emit(const zf_gcs_page *pg, size_t skip, zf_store_list_fn fn, void *ctx, size_t *seen)
+/* one listing's pages (zf_store_list_pages); status: the first answer's
+ * HTTP status (may be NULL) */
+typedef struct lister {
+    const gcs *g;
+    const char *full;
+    unsigned max;
+    long *status;
+    zf_store_buf buf;
+    zf_gcs_page pg;
+} lister;
+
+static int page_read(void *ctx, unsigned page, const char *token, char **next, char *why,
+                     size_t whycap)
 {
-    for (size_t i = 0; i < pg->n; i++) {
-        const zf_gcs_item *it = &pg->items[i];
+    lister *l = ctx;
+    int rc = zf_gcsi_list_page(l->g, l->full, token, l->max, &l->buf, &l->pg, why, whycap,
+                               page ? NULL : l->status);
+    if (rc == ZF_OK && l->pg.next_token) {
+        *next = l->pg.next_token;
+        l->pg.next_token = NULL;
+    }
+    return rc;
+}
+
+/* hand the page's entries to fn (NULL: count them); *seen counts every entry */
+static int page_emit(void *ctx, zf_store_list_fn fn, void *fnctx, size_t *seen)
+{
+    const lister *l = ctx;
+    size_t skip = strlen(l->full);
+    for (size_t i = 0; i < l->pg.n; i++) {
+        const zf_gcs_item *it = &l->pg.items[i];
         (*seen)++;
         zf_stamp st = {.kind = ZF_STORE_DIR};
         if (!it->prefix)
             zf_stamp_object(&st, it->size, it->mtime_ns, it->generation);
-        int stop = zf_store_list_key(it->name, skip, &st, fn, ctx);
+        int stop = fn ? zf_store_list_key(it->name, skip, &st, fn, fnctx) : 0;
         if (stop)
             return stop;
     }
     return ZF_OK;
 }
 
+static void page_done(void *ctx)
+{
+    zf_gcs_page_free(&((lister *)ctx)->pg);
+}
+
+static const zf_store_pages gcs_pages = {page_read, page_emit, page_done, "page token"};
+
 /* every page under full, each handed to fn (NULL: stop at the first page
  * with an entry); *status: the first answer's HTTP status (may be NULL) */
 static int walk(const gcs *g, const char *full, unsigned max, zf_store_list_fn fn, void *ctx,
                 size_t *seen, long *status, char *err, size_t errcap)
 {
-    zf_store_buf buf = {0};
-    char *token = NULL;
-    int rc = ZF_OK;
-    for (unsigned pages = 0;; pages++) {
-        zf_gcs_page pg = {0};
-        char why[ZF_GCSI_ERR + 80] = "more than a million pages";
-        rc = pages < PAGES_MAX ? zf_gcsi_list_page(g, full, token, max, &buf, &pg, why, sizeof why,
-                                                   pages ? NULL : status)
-                               : ZF_EIO;
-        if (rc != ZF_OK && pages) /* a 404 after pages came: not "nothing there" */
-            rc = ERR(rc == ZF_ENOTFOUND ? ZF_EIO : rc, "page %u of the listing: %s", pages + 1, why);
-        else if (rc != ZF_OK)
-            rc = ERR(rc, "%s", why);
-        if (rc == ZF_OK && fn)
-            rc = emit(&pg, strlen(full), fn, ctx, seen);
-        else if (rc == ZF_OK)
-            *seen += pg.n;
-        /* an empty page with a token (GCS sends them): nothing known yet */
-        int more = rc == ZF_OK && pg.next_token && (fn || !*seen);
-        if (more && token && !strcmp(token, pg.next_token)) {
-            rc = ERR(ZF_EIO, "page %u of the listing: the same page token again", pages + 1);
-            more = 0;
-        }
-        free(token);
-        token = more ? pg.next_token : NULL;
-        if (more)
-            pg.next_token = NULL;
-        zf_gcs_page_free(&pg);
-        if (!more)
-            break;
-    }
-    free(token);
-    free(buf.p);
+    lister l = {.g = g, .full = full, .max = max, .status = status};
+    int rc = zf_store_list_pages(&gcs_pages, &l, fn, ctx, seen, err, errcap);
+    free(l.buf.p);
     return rc;
 }
 

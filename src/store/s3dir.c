@@ -10,8 +10,6 @@
 
 /* Largest ListObjectsV2 answer read (1000 keys of 4 KiB fit). */
 #define PAGE_MAX (16u << 20)
-/* Most pages one listing reads before it gives up (a server looping on tokens). */
-#define PAGES_MAX 1000000u
 
 #define ERR(code, ...) ((err && errcap ? (void)snprintf(err, errcap, __VA_ARGS__) : (void)0), (code))
 
@@ -57,30 +55,51 @@ char *zf_s3i_full_prefix(const s3 *x, const char *prefix)
     return f;
 }
 
-/* hand one page's entries to fn; *seen counts every entry (even skipped) */
-static int list_emit(const zf_s3list_page *pg, size_t skip, zf_store_list_fn fn, void *ctx,
-                     size_t *seen)
+/* one listing's pages (zf_store_list_pages) */
+typedef struct lister {
+    const s3 *x;
+    char *full; /* the listed prefix (owned) */
+    zf_store_buf buf;
+    zf_s3list_page pg;
+} lister;
+
+static int page_read(void *ctx, unsigned page, const char *token, char **next, char *why,
+                     size_t whycap)
 {
-    for (size_t i = 0; i < pg->n; i++) {
-        zf_s3list_item *it = &pg->items[i];
+    lister *l = ctx;
+    int rc = zf_s3i_list_page(l->x, l->full, token, l->x->max_keys, &l->buf, &l->pg, why, whycap,
+                              NULL);
+    if (rc == ZF_OK && l->pg.truncated) {
+        *next = l->pg.next_token;
+        l->pg.next_token = NULL;
+    }
+    return rc;
+}
+
+/* hand the page's entries to fn; *seen counts every entry (even skipped) */
+static int page_emit(void *ctx, zf_store_list_fn fn, void *fnctx, size_t *seen)
+{
+    const lister *l = ctx;
+    size_t skip = strlen(l->full);
+    for (size_t i = 0; i < l->pg.n; i++) {
+        zf_s3list_item *it = &l->pg.items[i];
         (*seen)++;
         zf_stamp st = {.kind = ZF_STORE_DIR};
         if (!it->prefix)
             zf_s3i_file_stamp(&st, it->size, it->mtime_ns, it->etag);
-        int stop = zf_store_list_key(it->key, skip, &st, fn, ctx);
+        int stop = fn ? zf_store_list_key(it->key, skip, &st, fn, fnctx) : 0;
         if (stop)
             return stop;
     }
     return ZF_OK;
 }
 
-/* page number pages of a listing failed: say which (the first has no number) */
-static int page_failed(int rc, unsigned pages, const char *why, char *err, size_t errcap)
+static void page_done(void *ctx)
 {
-    if (pages)
-        return ERR(rc, "page %u of the listing: %s", pages + 1, why);
-    return ERR(rc, "%s", why);
+    zf_s3list_page_free(&((lister *)ctx)->pg);
 }
+
+static const zf_store_pages s3_pages = {page_read, page_emit, page_done, "continuation token"};
 
 /* every page in turn: complete (ZF_OK, or ZF_ENOTFOUND when nothing is
  * under the prefix), or an error (store.h) */
@@ -90,38 +109,13 @@ int zf_s3i_list(const zf_store *s, const char *prefix, unsigned flags, zf_store_
     const s3 *x = s->impl;
     if (!x->can_list)
         return ZF_EUNSUPPORTED;
-    char *full = zf_s3i_full_prefix(x, prefix), *token = NULL;
-    if (!full)
+    lister l = {.x = x, .full = zf_s3i_full_prefix(x, prefix)};
+    if (!l.full)
         return ZF_ENOMEM;
-    zf_store_buf buf = {0};
     size_t seen = 0;
-    int rc = ZF_OK;
-    for (unsigned pages = 0;; pages++) {
-        zf_s3list_page pg = {0};
-        char why[320] = "more than a million pages";
-        rc = pages < PAGES_MAX
-                 ? zf_s3i_list_page(x, full, token, x->max_keys, &buf, &pg, why, sizeof why, NULL)
-                 : ZF_EIO;
-        if (rc != ZF_OK) /* a 404 after pages came: not "nothing there" */
-            rc = page_failed(rc == ZF_ENOTFOUND && pages ? ZF_EIO : rc, pages, why, err, errcap);
-        if (rc == ZF_OK)
-            rc = list_emit(&pg, strlen(full), fn, ctx, &seen);
-        int more = rc == ZF_OK && pg.truncated;
-        if (more && token && !strcmp(token, pg.next_token)) {
-            rc = page_failed(ZF_EIO, pages, "the same continuation token again", err, errcap);
-            more = 0;
-        }
-        free(token);
-        token = more ? pg.next_token : NULL;
-        if (more)
-            pg.next_token = NULL;
-        zf_s3list_page_free(&pg);
-        if (!more)
-            break;
-    }
-    free(token);
-    free(full);
-    free(buf.p);
+    int rc = zf_store_list_pages(&s3_pages, &l, fn, ctx, &seen, err, errcap);
+    free(l.full);
+    free(l.buf.p);
     if (rc == ZF_OK && !seen)
         rc = ZF_ENOTFOUND; /* S3 has no empty directories: nothing under it, no prefix */
     return rc;

@@ -195,3 +195,48 @@ int zf_store_page_size(unsigned given, const char *var, unsigned max, unsigned *
     *out = v ? (unsigned)v : max;
     return ZF_OK;
 }
+
+/* Most pages one listing reads before it gives up (a server looping on tokens). */
+#define ZF_LIST_PAGES_MAX 1000000u
+
+/* page number `page` of a listing failed: say which (the first has no number) */
+static int page_failed(int rc, unsigned page, const char *why, char *err, size_t errcap)
+{
+    if (err && errcap && page)
+        snprintf(err, errcap, "page %u of the listing: %s", page + 1, why);
+    else if (err && errcap)
+        snprintf(err, errcap, "%s", why);
+    return rc;
+}
+
+int zf_store_list_pages(const zf_store_pages *pages, void *ctx, zf_store_list_fn fn, void *fnctx,
+                        size_t *seen, char *err, size_t errcap)
+{
+    char *token = NULL;
+    int rc = ZF_OK;
+    for (unsigned page = 0;; page++) {
+        char why[400] = "more than a million pages", *next = NULL;
+        rc = page < ZF_LIST_PAGES_MAX ? pages->read(ctx, page, token, &next, why, sizeof why)
+                                      : ZF_EIO;
+        if (rc != ZF_OK) /* a 404 after pages came: not "nothing there" */
+            rc = page_failed(rc == ZF_ENOTFOUND && page ? ZF_EIO : rc, page, why, err, errcap);
+        if (rc == ZF_OK)
+            rc = pages->emit(ctx, fn, fnctx, seen);
+        pages->done(ctx);
+        /* an empty page with a token (GCS sends them): nothing known yet */
+        int more = rc == ZF_OK && next && (fn || !*seen);
+        if (more && token && !strcmp(token, next)) {
+            snprintf(why, sizeof why, "the same %s again", pages->token_name);
+            rc = page_failed(ZF_EIO, page, why, err, errcap);
+            more = 0;
+        }
+        free(token);
+        token = more ? next : NULL;
+        if (!more)
+            free(next);
+        if (!more)
+            break;
+    }
+    free(token);
+    return rc;
+}

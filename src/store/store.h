@@ -262,6 +262,33 @@ void zf_stamp_object(zf_stamp *st, uint64_t size, int64_t mtime_ns, const char *
  * ".", "..", one with a '/': keys such as "a//b").  Returns fn's value, or 0. */
 int zf_store_list_key(char *key, size_t skip, const zf_stamp *st, zf_store_list_fn fn, void *ctx);
 
+/* The pages of one remote listing, as a backend reads them (ctx is the
+ * backend's, holding the page just read):
+ *   read: the page after token (NULL: the first; page: its number from 0)
+ *         into ctx; *next the token of the page after it (malloc'd, taken by
+ *         the caller), left NULL on the last page.  ZF_OK, or an error with
+ *         the reason in why: ZF_ENOTFOUND when the service says there is no
+ *         such bucket or container.
+ *   emit: hand the page's entries to fn (zf_store_list_key), or only count
+ *         them when fn is NULL; *seen counts every entry; fn's nonzero value
+ *         stops the listing and is returned.
+ *   done: free the page read (after emit, or after a failed read). */
+typedef struct zf_store_pages {
+    int (*read)(void *ctx, unsigned page, const char *token, char **next, char *why,
+                size_t whycap);
+    int (*emit)(void *ctx, zf_store_list_fn fn, void *fnctx, size_t *seen);
+    void (*done)(void *ctx);
+    const char *token_name; /* what the service calls its token ("marker") */
+} zf_store_pages;
+
+/* Every page of a remote listing in turn (fn NULL: until a page with an
+ * entry): ZF_OK when complete, else the error, the reason in err naming the
+ * page that failed ("page 3 of the listing: HTTP 503"); a 404 after a page
+ * came is no absence (ZF_EIO), nor is a token answered twice in a row or a
+ * listing of more than a million pages. */
+int zf_store_list_pages(const zf_store_pages *pages, void *ctx, zf_store_list_fn fn, void *fnctx,
+                        size_t *seen, char *err, size_t errcap);
+
 /* The page size of a remote store's listings: given, else the number in
  * the environment variable var (tests of paging), else max; ZF_EINVAL (the
  * bound in err) when that is not in 1..max. */
