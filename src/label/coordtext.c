@@ -182,7 +182,7 @@ static int element_text(loader *L, chunk_src *c, uint64_t k, int keep)
     if (p->type == ZF_PLAIN_NUMBER)
         zf_coordtext_number(&L->text, &p->m.cf, p->m.elem, c->data + k * p->m.elem.size);
     else if (p->type == ZF_PLAIN_BOOL && !(p->m.cf.nmask_i && (c->data[k] != 0) == p->m.cf.mask_i[0]))
-        zf_sbuf_printf(&L->text, "%s", c->data[k] ? "True" : "False");
+        zf_sbuf_add(&L->text, c->data[k] ? "True" : "False", c->data[k] ? 4 : 5);
     else if (c->data)
         return zf_coordtext_fixed(&L->text, &L->field, p, c->data + k * p->item_bytes, L->err,
                                   L->errcap);

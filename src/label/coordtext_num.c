@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/digits.h"
 #include "coordtext_impl.h"
 
 /* ---- floats as Python / numpy print them ------------------------------- */
@@ -213,7 +214,8 @@ void zf_coordtext_number(zf_sbuf *out, const zf_cf *cf, zf_elem el, const uint8_
     } else {
         int neg;
         uint64_t mag = elem_integer(el, e, &neg);
-        zf_sbuf_printf(out, "%s%" PRIu64, neg ? "-" : "", mag);
+        char t[24] = "-"; /* (no printf: a coordinate may have millions of labels) */
+        zf_sbuf_add(out, t, (neg ? 1 : 0) + zf_u64_text(mag, t + (neg ? 1 : 0)));
     }
 }
 
