@@ -131,17 +131,24 @@ static int read_ticks(pending *p, char *why, size_t cap)
     zf_store_buf raw = {NULL, 0};
     int rc = buf && (p->ticks = malloc((size_t)p->n * 8 + 8)) ? ZF_OK : ZF_ENOMEM;
     /* decoded outside the cache: a coordinate's own size pass must read its
-     * chunks itself (an unlisted store learns their versions that way) */
+     * chunks itself (an unlisted store learns their versions that way).  A
+     * switch to cftime objects made meanwhile by another reader (it happens
+     * once) would leave chunks of two decodings: read them all again */
+    zf_values before = zf_array_ticks(c).values;
     for (uint64_t ci = 0; rc == ZF_OK && ci < zf_array_nchunks(c); ci++) {
         zf_chunk ch;
         if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)) == ZF_OK) {
             if ((rc = uncoarsen(&ch, buf, per, why, cap)) == ZF_OK)
                 place_chunk(c, ci, &ch, p->ticks);
         } else if (zf_array_cftime_wanted(c) && zf_array_to_cftime(c)) { /* cftime objects: again */
-            rc = ZF_OK, ci = UINT64_MAX;
+            rc = ZF_OK, ci = UINT64_MAX, before = zf_array_ticks(c).values;
         } else {
             snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)ci,
                      zf_strerror(rc));
+        }
+        if (rc == ZF_OK && ci + 1 == zf_array_nchunks(c) && zf_array_ticks(c).values != before) {
+            before = zf_array_ticks(c).values; /* (switched while read: again, once) */
+            ci = UINT64_MAX;
         }
     }
     free(buf);
