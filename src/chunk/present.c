@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 
 /* linear index (C order over the stored-chunk grid) of the chunk holding read chunk index */
 uint64_t zf_array_stored_index(const zf_array *a, uint64_t index)
@@ -130,15 +131,9 @@ void zf_snap_take_stamp(void *ctx, uint64_t k, const zf_stamp *st)
     zf_snap *s = ctx;
     if (s->failed)
         return;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        zf_present *v = cap < SIZE_MAX / sizeof *v ? realloc(s->v, cap * sizeof *v) : NULL;
-        if (!v) {
-            s->failed = 1;
-            return;
-        }
-        s->v = v;
-        s->cap = cap;
+    if (zf_grow(&s->v, &s->cap, s->n, sizeof *s->v, 64)) {
+        s->failed = 1;
+        return;
     }
     s->v[s->n++] = (zf_present){k, zf_stamp_version(st)};
     s->files += st->kind == ZF_STORE_FILE;

@@ -9,6 +9,7 @@
 
 #include "base/err.h"
 #include "base/sbuf.h"
+#include "base/vec.h"
 #include "store/azure_impl.h"
 
 /* Largest List Blobs answer read (5000 blobs of 1 KiB of XML fit). */
@@ -149,15 +150,9 @@ static void push(azparse *p)
         fail(p, "an entry without a name");
         return;
     }
-    if (p->page->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        zf_s3list_item *v = realloc(p->page->items, cap * sizeof *v);
-        if (!v) {
-            fail(p, "out of memory");
-            return;
-        }
-        p->page->items = v;
-        p->cap = cap;
+    if (zf_grow(&p->page->items, &p->cap, p->page->n, sizeof *p->page->items, 64)) {
+        fail(p, "out of memory");
+        return;
     }
     p->page->items[p->page->n++] = p->cur;
     p->cur = (zf_s3list_item){0};

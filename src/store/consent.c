@@ -8,14 +8,14 @@
 #include <strings.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "store/url.h"
 
 /* Longest canonical prefix or URL compared. */
 #define CONSENT_MAX 4096
 
 struct zf_consent {
-    char **v;
-    size_t n, cap;
+    zf_strv prefixes; /* canonical */
 };
 
 /* the canonical scheme of s (n bytes), or NULL if not one consent knows */
@@ -181,9 +181,7 @@ void zf_consent_free(zf_consent *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->n; i++)
-        free(c->v[i]);
-    free(c->v);
+    zf_strv_free(&c->prefixes);
     free(c);
 }
 
@@ -195,18 +193,7 @@ int zf_consent_add(zf_consent *c, const char *prefix, char *err, size_t errcap)
         return zf_errf(err, errcap, ZF_EINVAL, "longer than %d bytes", CONSENT_MAX - 1);
     if (rc)
         return rc;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        char **v = realloc(c->v, cap * sizeof *v);
-        if (!v)
-            return ZF_ENOMEM;
-        c->v = v;
-        c->cap = cap;
-    }
-    if (!(c->v[c->n] = strdup(canon)))
-        return ZF_ENOMEM;
-    c->n++;
-    return ZF_OK;
+    return zf_strv_add(&c->prefixes, canon, strlen(canon));
 }
 
 int zf_consent_add_list(zf_consent *c, const char *list, char *err, size_t errcap)
@@ -233,10 +220,11 @@ int zf_consent_allows(const zf_consent *c, const char *url)
     char canon[CONSENT_MAX];
     if (!c || zf_consent_canonical(url, canon, sizeof canon, NULL, 0) != ZF_OK)
         return 0;
-    for (size_t i = 0; i < c->n; i++) {
-        size_t n = strlen(c->v[i]);
-        if (strncmp(canon, c->v[i], n) == 0 &&
-            (n && (c->v[i][n - 1] == '/' || canon[n] == '\0' || canon[n] == '/')))
+    const zf_strv *p = &c->prefixes;
+    for (size_t i = 0; i < p->n; i++) {
+        size_t n = strlen(p->v[i]);
+        if (strncmp(canon, p->v[i], n) == 0 &&
+            (n && (p->v[i][n - 1] == '/' || canon[n] == '\0' || canon[n] == '/')))
             return 1;
     }
     return 0;
@@ -244,12 +232,12 @@ int zf_consent_allows(const zf_consent *c, const char *url)
 
 size_t zf_consent_count(const zf_consent *c)
 {
-    return c ? c->n : 0;
+    return c ? c->prefixes.n : 0;
 }
 
 const char *zf_consent_prefix(const zf_consent *c, size_t i)
 {
-    return c && i < c->n ? c->v[i] : NULL;
+    return c && i < c->prefixes.n ? c->prefixes.v[i] : NULL;
 }
 
 int zf_consent_container(const char *url, char *out, size_t cap)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "store/ic_impl.h"
 
 #define META_NAME "zarr.json"
@@ -128,42 +129,10 @@ void ic_ref_stamp(const ic_ref *ref, zf_stamp *st)
     }
 }
 
-/* names gathered for a listing, sorted and unique before they are given */
-typedef struct names {
-    char **v;
-    size_t n, cap;
-} names;
-
-static int names_add(names *ns, const char *s, size_t n)
-{
-    if (ns->n == ns->cap) {
-        size_t cap = ns->cap ? ns->cap * 2 : 16;
-        char **v = realloc(ns->v, cap * sizeof *v);
-        if (!v)
-            return ZF_ENOMEM;
-        ns->v = v;
-        ns->cap = cap;
-    }
-    return (ns->v[ns->n] = strndup(s, n)) ? (ns->n++, ZF_OK) : ZF_ENOMEM;
-}
-
-static int by_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void names_free(names *ns)
-{
-    for (size_t i = 0; i < ns->n; i++)
-        free(ns->v[i]);
-    free(ns->v);
-}
-
 /* give each name once, as a directory */
-static int names_give(names *ns, zf_store_list_fn fn, void *ctx)
+static int names_give(zf_strv *ns, zf_store_list_fn fn, void *ctx)
 {
-    if (ns->n > 1)
-        qsort(ns->v, ns->n, sizeof *ns->v, by_str);
+    zf_strv_sort(ns);
     for (size_t i = 0; i < ns->n; i++) {
         if (i && !strcmp(ns->v[i], ns->v[i - 1]))
             continue;
@@ -181,7 +150,8 @@ typedef struct chunk_list {
     unsigned level;             /* coordinates in the listed directory's path */
     zf_store_list_fn fn;
     void *ctx;
-    names dirs;                 /* coordinates of subdirectories, as text */
+    zf_strv dirs;               /* coordinates of subdirectories, as text (sorted and
+                                 * unique before they are given) */
     int stopped, rc;            /* the listing stopped, and why (fn's value, ZF_ENOMEM) */
 } chunk_list;
 
@@ -207,7 +177,7 @@ static int chunk_entry(void *arg, const ic_coords *c, const ic_ref *ref)
     else
         flat_name(a, c, name, sizeof name);
     if (nested && l->level + 1 < a->ndim) { /* a directory of the next coordinate */
-        rc = names_add(&l->dirs, name, strlen(name));
+        rc = zf_strv_add(&l->dirs, name, strlen(name));
     } else {
         zf_store_entry e = {.name = name, .stamp = {.kind = ZF_STORE_FILE}};
         if (ref)
@@ -231,7 +201,7 @@ static int list_chunks(ic_repo *r, const ic_snap *s, const ic_node *a, const ic_
         rc = l.rc;
     else if (rc == ZF_OK)
         rc = names_give(&l.dirs, fn, ctx);
-    names_free(&l.dirs);
+    zf_strv_free(&l.dirs);
     return rc;
 }
 
@@ -255,7 +225,7 @@ static int list_nodes(const ic_snap *s, const char *path, size_t plen, zf_store_
                       void *ctx)
 {
     size_t first, end;
-    names ns = {0};
+    zf_strv ns = {0};
     int rc = ZF_OK;
     ic_snap_below(s, path, plen, &first, &end);
     for (size_t i = first; rc == ZF_OK && i < end; i++) {
@@ -263,11 +233,11 @@ static int list_nodes(const ic_snap *s, const char *path, size_t plen, zf_store_
         const char *name = nd->path + (plen ? plen + 1 : 0);
         size_t left = nd->plen - (size_t)(name - nd->path);
         const char *slash = memchr(name, '/', left);
-        rc = names_add(&ns, name, slash ? (size_t)(slash - name) : left);
+        rc = zf_strv_add(&ns, name, slash ? (size_t)(slash - name) : left);
     }
     if (rc == ZF_OK)
         rc = names_give(&ns, fn, ctx);
-    names_free(&ns);
+    zf_strv_free(&ns);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "base/err.h"
 #include "base/sbuf.h"
+#include "base/vec.h"
 #include "store/ic_impl.h"
 
 #define ERR(code, ...) zf_errf(err, errcap, code, __VA_ARGS__)
@@ -116,57 +117,26 @@ static int parse_ref_json(const char *doc, size_t n, uint8_t id[IC_ID_LEN])
     return rc;
 }
 
-/* the names of refs/'s "branch.NAME" or "tag.NAME" entries */
-typedef struct names {
-    char **v;
-    size_t n, cap;
-    int failed;
-} names;
-
+/* the names of refs/'s "branch.NAME" or "tag.NAME" entries (for an error
+ * line: a name that could not be kept is left out) */
 typedef struct ref_lists {
-    names branches, tags;
+    zf_strv branches, tags;
 } ref_lists;
-
-static void names_add(names *ns, const char *s)
-{
-    if (ns->failed)
-        return;
-    if (ns->n == ns->cap) {
-        size_t cap = ns->cap ? ns->cap * 2 : 16;
-        char **v = realloc(ns->v, cap * sizeof *v);
-        if (!v) {
-            ns->failed = 1;
-            return;
-        }
-        ns->v = v;
-        ns->cap = cap;
-    }
-    if (!(ns->v[ns->n] = strdup(s)))
-        ns->failed = 1;
-    else
-        ns->n++;
-}
 
 static int collect_name(void *ctx, const zf_store_entry *e)
 {
     ref_lists *c = ctx;
     if (!strncmp(e->name, "branch.", 7) && e->name[7])
-        names_add(&c->branches, e->name + 7);
+        (void)zf_strv_add(&c->branches, e->name + 7, strlen(e->name + 7));
     else if (!strncmp(e->name, "tag.", 4) && e->name[4])
-        names_add(&c->tags, e->name + 4);
+        (void)zf_strv_add(&c->tags, e->name + 4, strlen(e->name + 4));
     return 0;
 }
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* "; WHAT: a, b, c" of ns (sorted; tags with a tombstone left out) */
-static void put_names(const ic_repo *r, zf_sbuf *b, const char *what, names *ns, int tags)
+static void put_names(const ic_repo *r, zf_sbuf *b, const char *what, zf_strv *ns, int tags)
 {
-    if (ns->n > 1)
-        qsort(ns->v, ns->n, sizeof *ns->v, by_name);
+    zf_strv_sort(ns);
     zf_sbuf_printf(b, "; %s: ", what);
     size_t shown = 0;
     for (size_t i = 0; i < ns->n; i++) {
@@ -183,13 +153,6 @@ static void put_names(const ic_repo *r, zf_sbuf *b, const char *what, names *ns,
         zf_sbuf_printf(b, " and %zu more", shown - NAMES_SHOWN);
 }
 
-static void names_free(names *ns)
-{
-    for (size_t i = 0; i < ns->n; i++)
-        free(ns->v[i]);
-    free(ns->v);
-}
-
 /* "no branch 'x'; branches: ...; tags: ..." from a listing of refs/ */
 static void unknown_v1(const ic_repo *r, char *err, size_t errcap)
 {
@@ -202,8 +165,8 @@ static void unknown_v1(const ic_repo *r, char *err, size_t errcap)
         put_names(r, &b, "branches", &c.branches, 0);
         put_names(r, &b, "tags", &c.tags, 1);
     }
-    names_free(&c.branches);
-    names_free(&c.tags);
+    zf_strv_free(&c.branches);
+    zf_strv_free(&c.tags);
     snprintf(err, errcap, "%s", b.data && !b.failed ? b.data : "no such ref");
     free(b.data);
 }

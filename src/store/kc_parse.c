@@ -11,6 +11,7 @@
 #include "base/err.h"
 #include "base/json.h"
 #include "base/sbuf.h"
+#include "base/vec.h"
 #include "store/kc_impl.h"
 #include "store/store.h"
 
@@ -246,14 +247,8 @@ static int push_ref(parser *p, const char *key, kc_ref r)
     if (over_limit(p, sizeof r))
         return ERR(ZF_ECORRUPT, "the reference document needs more than the %zu bytes of memory "
                    "allowed", p->limit);
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        kc_ref *v = realloc(p->refs, cap * sizeof *v);
-        if (!v)
-            return ZF_ENOMEM;
-        p->refs = v;
-        p->cap = cap;
-    }
+    if (zf_grow(&p->refs, &p->cap, p->n, sizeof *p->refs, 64))
+        return ZF_ENOMEM;
     int rc = arena_add(p, key, strlen(key), &r.key);
     if (rc == ZF_OK)
         p->refs[p->n++] = r;

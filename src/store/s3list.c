@@ -14,6 +14,7 @@
 #include "base/err.h"
 #include "base/sbuf.h"
 #include "base/utf8.h"
+#include "base/vec.h"
 #include "store/store.h"
 
 #define DEPTH_MAX 16  /* deeper documents are refused */
@@ -150,15 +151,9 @@ static void push_item(pstate *s)
         return;
     }
     zf_s3list_page *p = s->page;
-    if (p->n == s->itemcap) {
-        size_t cap = s->itemcap ? s->itemcap * 2 : 64;
-        zf_s3list_item *v = realloc(p->items, cap * sizeof *v);
-        if (!v) {
-            fail(s, "out of memory");
-            return;
-        }
-        p->items = v;
-        s->itemcap = cap;
+    if (zf_grow(&p->items, &s->itemcap, p->n, sizeof *p->items, 64)) {
+        fail(s, "out of memory");
+        return;
     }
     p->items[p->n++] = s->cur;
     s->cur = (zf_s3list_item){0};

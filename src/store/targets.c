@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/err.h"
+#include "base/vec.h"
 #include "store/url.h"
 
 #define URL_MAX 4096
@@ -186,14 +187,8 @@ static int pool_get(zf_targets *t, const char *spec, zf_store **out, char *err, 
         }
     int rc = ZF_ENOMEM;
     char why[256] = "";
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 4;
-        pooled *v = realloc(t->v, cap * sizeof *v);
-        if (!v)
-            goto out;
-        t->v = v;
-        t->cap = cap;
-    }
+    if (zf_grow(&t->v, &t->cap, t->n, sizeof *t->v, 4))
+        goto out;
     char *copy = strdup(spec);
     zf_store *s = NULL;
     if (copy && (rc = t->open(t->ctx, spec, &s, why, sizeof why)) == ZF_OK) {

@@ -11,17 +11,12 @@
 
 #include "base/err.h"
 #include "base/log.h"
+#include "base/vec.h"
 
 size_t zf_tree_add_node(zf_tree *t, size_t parent, const char *name, int is_dir)
 {
-    if (t->count == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        zf_node *n = realloc(t->nodes, cap * sizeof *n);
-        if (!n)
-            return 0;
-        t->nodes = n;
-        t->cap = cap;
-    }
+    if (zf_grow(&t->nodes, &t->cap, t->count, sizeof *t->nodes, 64))
+        return 0;
     zf_node *n = &t->nodes[t->count];
     memset(n, 0, sizeof *n);
     if (!(n->name = strdup(name)))

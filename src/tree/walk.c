@@ -18,6 +18,7 @@
 #include "base/err.h"
 #include "base/log.h"
 #include "base/utf8.h"
+#include "base/vec.h"
 #include "zarr/cf.h"
 
 #define ZF_MAX_DEPTH 64
@@ -142,14 +143,8 @@ typedef struct children {
 static int add_child(children *c, const char *name, size_t len, uint64_t dev, uint64_t ino,
                      int alias)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 16;
-        child *v = realloc(c->v, cap * sizeof *v);
-        if (!v)
-            return ZF_ENOMEM;
-        c->v = v;
-        c->cap = cap;
-    }
+    if (zf_grow(&c->v, &c->cap, c->n, sizeof *c->v, 16))
+        return ZF_ENOMEM;
     char *copy = strndup(name, len);
     if (!copy)
         return ZF_ENOMEM;
@@ -211,14 +206,8 @@ static int enter(zf_walker *w, size_t dir, const char *name, uint64_t dev, uint6
 /* queue the symlinked directory at w->path for after the real paths */
 static int defer(zf_walker *w, size_t dir, int depth, const child *ch)
 {
-    if (w->nlater == w->later_cap) {
-        size_t cap = w->later_cap ? 2 * w->later_cap : 16;
-        zf_later *v = realloc(w->later, cap * sizeof *v);
-        if (!v)
-            return ZF_ENOMEM;
-        w->later = v;
-        w->later_cap = cap;
-    }
+    if (zf_grow(&w->later, &w->later_cap, w->nlater, sizeof *w->later, 16))
+        return ZF_ENOMEM;
     char *path = strdup(w->path);
     if (!path)
         return ZF_ENOMEM;

@@ -7,6 +7,7 @@
 
 #include "base/err.h"
 #include "base/json.h"
+#include "base/vec.h"
 
 #define ZF_CONS_DEPTH 64 /* deepest nesting of group entries followed (v3) */
 
@@ -40,14 +41,8 @@ static zf_cons_node *append(zf_cons *c, const char *prefix, const char *path, si
 {
     for (; path_len && *path == '/'; path_len--)
         path++;
-    if (c->count == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 32;
-        entry *e = realloc(c->entries, cap * sizeof *e);
-        if (!e)
-            return NULL;
-        c->entries = e;
-        c->cap = cap;
-    }
+    if (zf_grow(&c->entries, &c->cap, c->count, sizeof *c->entries, 32))
+        return NULL;
     size_t plen = strlen(prefix), n = plen + (plen ? 1 : 0) + path_len;
     char *full = malloc(n + 1);
     if (!full)
