@@ -29,10 +29,11 @@ static void node_times(const zf_fs *fs, const zf_node *n, struct stat *st)
     st->st_atim = st->st_mtim = st->st_ctim = t > 0 ? ts : fs->mtime;
 }
 
-/* would the size of node n (a file) run the size pass? */
+/* would the size of node n (a file) run the size pass, or read the
+ * coordinates of its labelled .csv? */
 static int needs_pass(const zf_node *n)
 {
-    return n->view != ZF_VIEW_INFO && !zf_layout_sized(n->layout);
+    return !zf_layout_view_ready(n->layout, n->view);
 }
 
 /* is the size of node n (a file) for good?  Not while a size pass is still
@@ -384,7 +385,8 @@ static int read_within_budget(const zf_fs *fs, const zf_node *n, uint64_t off, c
                               size_t size, size_t *got, zf_cursor *cursor)
 {
     uint64_t total;
-    int rc = zf_layout_sized(n->layout) ? ZF_OK : zf_layout_size(n->layout, n->view, &total);
+    int rc = zf_layout_view_ready(n->layout, n->view) ? ZF_OK
+                                                      : zf_layout_size(n->layout, n->view, &total);
     if (rc)
         return rc;
     if (fs->store->budget_ms)

@@ -351,7 +351,7 @@ static void col_clear(zf_labcol *col)
 }
 
 int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format format,
-                   const char *nat, zf_labels **out)
+                   const char *nat, unsigned ndata, zf_labels **out)
 {
     const zf_meta *am = zf_array_meta(a);
     zf_labels *lb = calloc(1, sizeof *lb);
@@ -363,13 +363,11 @@ int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format form
         free(ok);
         return ZF_ENOMEM;
     }
-    unsigned ndata = 0;
     int rc = ZF_OK;
     for (unsigned i = 0; i < n && rc == ZF_OK; i++) {
         p[i].src = &src[i];
         int got = load_src(a, &p[i]);
         ok[i] = got == ZF_OK;
-        ndata += ok[i] && src[i].dim < 0;
         if (got == ZF_EIO || got == ZF_ESTALE)
             rc = ZF_EIO; /* a store that may answer later: the labels are tried again */
     }
@@ -418,18 +416,4 @@ void zf_labels_free(zf_labels *lb)
         col_clear(&lb->cols[i]);
     free(lb->cols);
     free(lb);
-}
-
-void zf_labels_fp(const zf_labels *lb, zf_fp *fp)
-{
-    for (unsigned i = 0; i < lb->ncols; i++) {
-        const zf_labcol *c = &lb->cols[i];
-        zf_fp_add(fp, c->name, strlen(c->name) + 1);
-        zf_fp_add(fp, c->stride, sizeof c->stride);
-        zf_fp_add(fp, &c->dim, sizeof c->dim);
-        if (c->text) {
-            zf_fp_add(fp, c->start, ((size_t)c->nfields + 1) * sizeof *c->start);
-            zf_fp_add(fp, c->text, (size_t)c->start[c->nfields]);
-        }
-    }
 }

@@ -3,7 +3,7 @@
  * As xarray's to_dataframe().to_csv() writes an array: one column per
  * dimension (its dimension coordinate's values, or the index where it has
  * none), then one per other coordinate (in the order the caller gives), each
- * coordinate's text made once, when the array is first sized, and kept as a
+ * coordinate's text made once, when the .csv is first wanted, and kept as a
  * table of fields: at most ZF_LABELS_MAX bytes of them in all, whatever the
  * number of arrays (a coordinate whose table would exceed what is left, is
  * damaged or of a type not shown falls back to the index, or is left out,
@@ -18,7 +18,6 @@
 #include <stdint.h>
 
 #include "chunk/array.h"
-#include "base/fp.h"
 
 #define ZF_LABELS_MAX ((uint64_t)256 << 20)
 /* most label columns of an array (dimensions and other coordinates; more
@@ -59,19 +58,19 @@ typedef struct zf_labels {
  * the array's by name (a dimension coordinate: 1-D along its dimension);
  * one whose dimensions are not among the array's is left out, as xarray
  * does.  Time labels are written in format (pandas: the column format
- * pandas chooses), NaT as nat (its CSV text).  *out owns the tables
+ * pandas chooses for each slice of ZF_PD_SLICE_CELLS / (ndata + 1) rows of
+ * a 1-D array, ndata the frame's data columns: the non-dimension sources,
+ * a column left out here keeping its place), NaT as nat (its CSV text).
+ * *out owns the tables
  * (zf_labels_free).  ZF_OK or ZF_ENOMEM; a source that cannot be used is
  * logged and replaced; ZF_EIO (logged) when the store could not tell a
  * coordinate's values (a failed read, a chunk changed since it was seen):
  * nothing is replaced then, and the next call tries again. */
 int zf_labels_load(zf_array *a, const zf_labsrc *src, unsigned n, zf_format format,
-                   const char *nat, zf_labels **out);
+                   const char *nat, unsigned ndata, zf_labels **out);
 
 /* Free labels; NULL is allowed. */
 void zf_labels_free(zf_labels *lb);
-
-/* Mix the labels' text into fp (the offset index depends on it). */
-void zf_labels_fp(const zf_labels *lb, zf_fp *fp);
 
 /* The field index of element c in a table column. */
 static inline uint64_t zf_labcol_field(const zf_labcol *col, const uint64_t *c, unsigned ndim)

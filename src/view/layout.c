@@ -153,6 +153,8 @@ void zf_layout_free(zf_layout *l)
     free(l->coarse);
     free(l->srcs);
     zf_labels_free(l->lab);
+    free(l->coff);
+    free(l->lab_header);
     free(l->bnn);
     free(l->bneg);
     free(l->bmode);
@@ -228,14 +230,14 @@ static int check_last_block(zf_layout *l)
     for (int v = 0; v < 2; v++) /* measure into fresh sums: the loaded ones stay intact */
         if (!(l->off[v] = calloc((size_t)nb + 1, sizeof(uint64_t))))
             rc = ZF_ENOMEM;
-    if (l->lab && (!(l->bnn = calloc((size_t)nb, sizeof *l->bnn)) ||
+    if (l->labelled && (!(l->bnn = calloc((size_t)nb, sizeof *l->bnn)) ||
                    !(l->bneg = calloc((size_t)nb, sizeof *l->bneg)) ||
                    !(l->bmode = calloc((size_t)nb, 1))))
         rc = ZF_ENOMEM;
     for (unsigned i = 0; rc == ZF_OK && i < n; i++)
         if ((rc = zf_layout_measure_chunk(l, ci[i], 0, &s)) == ZF_OK && l->bad)
             rc = ZF_ESTALE; /* saved without damaged chunks: one now is a change */
-    if (rc == ZF_OK && l->lab) /* the last block's values in their saved format */
+    if (rc == ZF_OK && l->labelled) /* the last block's values in their saved format */
         l->off[1][nb] = zf_sat_add(l->off[1][nb],
                                    l->bnn[nb - 1] * zf_pdcsv_extra((zf_pdmode)modes[nb - 1]) +
                                        (l->pd.values == ZF_VALUES_DURATION &&
@@ -246,7 +248,7 @@ static int check_last_block(zf_layout *l)
         free(l->off[v]);
         l->off[v] = kept[v];
     }
-    if (l->lab) {
+    if (l->labelled) {
         free(l->bnn);
         free(l->bneg);
         free(l->bmode);
@@ -273,8 +275,10 @@ static int layout_fingerprint(const zf_layout *l, zf_fp *fp)
     zf_fp_add(fp, l->text->nat, l->text->nat_len);
     zf_fp_add(fp, l->header, l->header_len);
     zf_fp_add(fp, &l->block, sizeof l->block);
-    if (l->lab)
-        zf_labels_fp(l->lab, fp);
+    /* a labelled .csv's value lines: pandas' slices (its labels are not in
+     * the index: they are measured when the .csv is first wanted) */
+    uint32_t lab[3] = {(uint32_t)l->labelled, l->ndata, (uint32_t)l->pdvals};
+    zf_fp_add(fp, lab, sizeof lab);
     return rc;
 }
 
@@ -299,7 +303,7 @@ static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
             return ZF_ENOMEM;
     int unlisted = zf_array_unlisted(l->a);
     /* the extra bytes: modes, then (unlisted) the chunks' time and versions */
-    size_t modes = l->lab ? (size_t)l->nblocks : 0, time = unlisted ? sizeof(int64_t) : 0;
+    size_t modes = l->labelled ? (size_t)l->nblocks : 0, time = unlisted ? sizeof(int64_t) : 0;
     void *extra = NULL;
     size_t extra_len = 0;
     uint64_t n = zf_array_nchunks(l->a); /* at most 24 bytes (zf_present) per stored chunk */
@@ -351,7 +355,7 @@ static int load_persisted(zf_layout *l, const zf_fp *fp, int cftime)
  * blocks and, for an unlisted store, the chunks' newest time and versions */
 static void save_persisted(zf_layout *l, const zf_fp *fp)
 {
-    size_t len = 0, modes = l->lab ? (size_t)l->nblocks : 0;
+    size_t len = 0, modes = l->labelled ? (size_t)l->nblocks : 0;
     int unlisted = zf_array_unlisted(l->a);
     const void *snap = unlisted ? zf_array_snap_data(l->a, &len) : NULL;
     int64_t t = zf_array_chunks_time(l->a);
@@ -379,63 +383,6 @@ void zf_layout_drop_index(zf_layout *l)
     zf_log_msg(ZF_LOG_INFO, "%s/%s: its persisted offset index was computed from other chunks; "
                "discarded, the next open of its files sizes it afresh",
                zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
-}
-
-/* labelled .csv: the rows pandas formats at once, and offset blocks that
- * each lie in one of those slices (a divisor of it), or hold whole ones */
-static void slice_blocks(zf_layout *l)
-{
-    l->slice = ZF_PD_SLICE_CELLS / (l->lab->ndata + 1);
-    uint64_t b = l->slice < ZF_LAYOUT_BLOCK ? l->slice : ZF_LAYOUT_BLOCK;
-    while (l->slice % b)
-        b--;
-    while (l->nelems / b > (UINT64_C(1) << 20))
-        b = b < l->slice ? l->slice : b * 2;
-    l->block = b;
-    l->nblocks = (l->nelems + b - 1) / b;
-}
-
-/* the label columns (once), the header that names them and the longest line */
-static int setup_labels(zf_layout *l)
-{
-    if (!l->srcs || l->lab || l->labels_off)
-        return ZF_OK;
-    zf_ticks tk = zf_array_ticks(l->a);
-    /* else each value's own text in that format (cftime objects: their str()) */
-    l->pdvals = l->format == ZF_FORMAT_PANDAS && tk.values != ZF_VALUES_CFTIME;
-    if (l->pdvals && zf_pdcsv_init(&l->pd, tk.values, tk.unit, tk.scale)) {
-        zf_log("%s/%s: the values' unit cannot be written as pandas does; the .csv has index "
-               "columns", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
-        l->labels_off = 1;
-        return ZF_OK;
-    }
-    int rc = zf_labels_load(l->a, l->srcs, l->nsrcs, l->format, l->csvtext->nat, &l->lab);
-    if (rc)
-        return rc;
-    zf_sbuf sb = {0};
-    size_t most = 0;
-    for (unsigned i = 0; i < l->lab->ncols; i++) {
-        const zf_labcol *col = &l->lab->cols[i];
-        zf_sbuf_add(&sb, col->name, strlen(col->name));
-        zf_sbuf_add(&sb, ",", 1);
-        uint64_t widest = 20;
-        for (uint64_t t = 0; col->text && t < col->nfields; t++)
-            if (col->start[t + 1] - col->start[t] > widest)
-                widest = col->start[t + 1] - col->start[t];
-        most += (size_t)widest + 1;
-    }
-    zf_sbuf_csv_field(&sb, l->name);
-    zf_sbuf_add(&sb, "\n", 1);
-    if (sb.failed) {
-        free(sb.data);
-        return ZF_ENOMEM;
-    }
-    free(l->header);
-    l->header = sb.data;
-    l->header_len = sb.len;
-    l->line_max = most + ZF_VALUE_MAX + l->csvtext->nat_len + 2;
-    slice_blocks(l);
-    return ZF_OK;
 }
 
 /* forget what a pass or a persisted index left (offsets, per-block counts,
@@ -491,9 +438,9 @@ static zf_fp decoded_fp(const zf_fp *base, zf_values values)
 static int load_or_build(zf_layout *l)
 {
     zf_fp base;
-    int rc = setup_labels(l);
+    int rc = zf_layout_plan_labels(l);
     if (rc == ZF_OK)
-        rc = follow_values(l); /* loading its labels may have decoded the array itself */
+        rc = follow_values(l); /* another reader may have decoded it meanwhile */
     if (rc == ZF_OK)
         rc = layout_fingerprint(l, &base);
     if (rc)
@@ -609,9 +556,13 @@ static void sizes_lines(const zf_layout *l, zf_sbuf *sb)
                            "first read or stat-ed; see again after that)\n");
         return;
     }
-    zf_sbuf_printf(sb, "txt_bytes: %llu\ncsv_bytes: %llu\n",
-                   (unsigned long long)l->off[ZF_VIEW_TXT][l->nblocks],
-                   (unsigned long long)l->off[ZF_VIEW_CSV][l->nblocks]);
+    zf_sbuf_printf(sb, "txt_bytes: %llu\n", (unsigned long long)l->off[ZF_VIEW_TXT][l->nblocks]);
+    if (l->labelled && l->csv_state != ZF_CSV_READY)
+        zf_sbuf_printf(sb, "csv_bytes: not known yet (its labels are read when it is first "
+                           "read or stat-ed)\n");
+    else
+        zf_sbuf_printf(sb, "csv_bytes: %llu\n",
+                       (unsigned long long)zf_layout_offsets(l, ZF_VIEW_CSV)[l->nblocks]);
 }
 
 enum { INFO_ONCE, INFO_UNKNOWN, INFO_NOW }; /* build_info: when to build the text again */
@@ -680,14 +631,16 @@ int zf_layout_size(zf_layout *l, zf_view v, uint64_t *size)
     }
     int rc = zf_layout_ensure_text(l, v);
     if (rc == ZF_OK)
-        *size = l->off[v][l->nblocks];
+        *size = zf_layout_offsets(l, v)[l->nblocks];
     return rc;
 }
 
 int zf_layout_ensure_text(zf_layout *l, zf_view v)
 {
     int rc = zf_layout_ensure_sized(l);
-    if (rc || l->off[v][l->nblocks] < ZF_LAYOUT_TEXT_MAX)
+    if (rc == ZF_OK && v == ZF_VIEW_CSV)
+        rc = zf_layout_ensure_labels(l);
+    if (rc || zf_layout_offsets(l, v)[l->nblocks] < ZF_LAYOUT_TEXT_MAX)
         return rc;
     if (!__atomic_exchange_n(&l->too_long[v], 1, __ATOMIC_RELAXED))
         zf_log("%s/%s: %s.%s would be 2^62 bytes or more; left out",

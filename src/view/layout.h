@@ -11,7 +11,10 @@
  * that block, then formats only the lines it returns.  Missing chunks cost no
  * memory (a constant chunk) and are measured arithmetically, per block.  A chunk that cannot be
  * decoded during the pass is measured as if it held NaT and marked bad: reads
- * that touch it fail with ZF_ECORRUPT, all other bytes stay readable.
+ * that touch it fail with ZF_ECORRUPT, all other bytes stay readable.  A
+ * labelled .csv's label fields depend on the coordinates alone: the pass
+ * measures its value lines, and the labels are read and added to them when
+ * the .csv is first sized or read (so the .txt never waits for them).
  *
  * Thread-safe: many readers may call zf_layout_read at once; the pass runs
  * once, concurrent callers wait for it (until their request's deadline or
@@ -62,8 +65,13 @@ zf_array *zf_layout_array(const zf_layout *l);
 /* Free a layout; NULL is allowed. */
 void zf_layout_free(zf_layout *l);
 
-/* Is the size of the .txt and .csv views known without further work? */
+/* Has the array been sized (its .txt's size known without further work)? */
 int zf_layout_sized(zf_layout *l);
+
+/* Is the size of view v known without further work: the array sized and,
+ * for a labelled .csv, its label tables loaded (when the .csv is first
+ * wanted, not with the .txt)?  Always for .info. */
+int zf_layout_view_ready(zf_layout *l, zf_view v);
 
 /* Did the pass find chunks that cannot be decoded?  (Readers then want
  * exact request ranges: a kernel readahead window covering a bad chunk would
@@ -109,7 +117,7 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
 
 /* Give the .csv the label columns of these coordinate sources (labels.h;
  * copied, the pointers in them borrowed: they must outlive the layout); read
- * when the array is first sized.  Before any size or read.  ZF_OK or ZF_ENOMEM. */
+ * when the .csv is first sized or read.  Before any size or read.  ZF_OK or ZF_ENOMEM. */
 int zf_layout_set_labels(zf_layout *l, const zf_labsrc *src, unsigned n);
 
 /* The formatter of this array's .txt values (owned by the layout). */

@@ -9,6 +9,9 @@
 #include "text/text.h"
 #include "view/layout.h"
 
+/* a labelled .csv's state (zf_layout.csv_state) */
+enum { ZF_CSV_NONE, ZF_CSV_LOADING, ZF_CSV_READY };
+
 /* the texts of the chunks a CF float duration array decodes at a coarser
  * unit than its own (zf_chunk.coarser k: ticks of 1000^k ns), [k] for
  * k = 1..3 (us, ms, s) */
@@ -52,10 +55,20 @@ struct zf_layout {
     zf_format format;
     char *info;                   /* the .info text, built on first use (the latest, under mu) */
     int info_final;               /* info tells nothing "not known yet" (info.h) */
-    /* labelled .csv (labels.h), set up with the first size; lab NULL: index columns */
+    /* labelled .csv (labels.h).  The size pass measures its value column
+     * only (off[1]: those lines' lengths without their label fields), so
+     * that sizing the .txt never waits for coordinates; the label tables
+     * are loaded, and the .csv's offsets (coff) made from both, when the
+     * .csv is first wanted (layout_labels.c) */
     zf_labsrc *srcs;              /* where the label columns come from (owned array) */
     unsigned nsrcs;
-    zf_labels *lab;
+    int labelled;                 /* the .csv has label columns (set with the first size) */
+    unsigned ndata;               /* its non-dimension columns, as pandas slices by them */
+    int csv_state;                /* ZF_CSV_* (written under mu; read atomically) */
+    zf_labels *lab;               /* the tables (once CSV_READY) */
+    uint64_t *coff;               /* the .csv's offsets, header and labels included (CSV_READY) */
+    char *lab_header;             /* its header (CSV_READY) */
+    size_t lab_header_len, lab_line_max;
     zf_labcol idxcols[ZF_MAX_DIMS]; /* the index columns of the unlabelled .csv */
     int labels_off;               /* the values cannot be written as pandas does: index columns */
     int pdvals;                   /* the value column as pandas writes it (-o format=pandas) */
@@ -117,6 +130,36 @@ typedef struct zf_pass_scratch {
  * that cannot be decoded is marked bad and measured as NaT; ZF_ENOMEM or a
  * remote store's passing failure fail it. */
 int zf_layout_measure_chunk(zf_layout *l, uint64_t ci, unsigned reserve, zf_pass_scratch *s);
+
+/* The offsets of view v's blocks: nblocks + 1 entries (the view sized:
+ * zf_layout_ensure_text). */
+static inline const uint64_t *zf_layout_offsets(const zf_layout *l, zf_view v)
+{
+    return v == ZF_VIEW_CSV && l->labelled ? l->coff : l->off[v];
+}
+
+/* The header of the .csv (sized), and the longest line of view v. */
+static inline const char *zf_layout_header(const zf_layout *l, size_t *len)
+{
+    *len = l->labelled ? l->lab_header_len : l->header_len;
+    return l->labelled ? l->lab_header : l->header;
+}
+
+static inline size_t zf_layout_line_max(const zf_layout *l, zf_view v)
+{
+    return v == ZF_VIEW_CSV && l->labelled ? l->lab_line_max : l->line_max;
+}
+
+/* Labelled .csv: plan its columns when the array is first sized (how many
+ * data columns pandas slices by, and so the offset blocks; no coordinate is
+ * read); ZF_OK or ZF_ENOMEM (layout_labels.c). */
+int zf_layout_plan_labels(zf_layout *l);
+
+/* Labelled .csv, the array sized: load the label tables and make the
+ * .csv's offsets, once (concurrent callers wait, until their deadline);
+ * ZF_OK, ZF_EIO (a coordinate the store could not tell: tried again at the
+ * next call), ZF_ETIMEDOUT, ZF_ENOMEM. */
+int zf_layout_ensure_labels(zf_layout *l);
 
 /* Labelled .csv: the length of the label fields (and their commas) of the k
  * lines from coordinates c on along the last axis, saturating; O(columns)

@@ -9,8 +9,9 @@ static void line_bounds(const zf_layout *l, uint64_t lo[2], uint64_t hi[2])
     size_t nat = l->text->nat_len;
     lo[0] = 1; /* a newline, after a value text or an empty NaT text */
     hi[0] = (uint64_t)(nat > ZF_VALUE_MAX ? nat : ZF_VALUE_MAX) + 1;
-    lo[1] = l->lab ? l->lab->ncols + 1u : 2u * l->ndim + 1u; /* commas (and index digits) */
-    hi[1] = l->line_max;                                      /* what readers rely on */
+    /* .csv: commas and index digits; labelled, the value lines alone */
+    lo[1] = l->labelled ? 1u : 2u * l->ndim + 1u;
+    hi[1] = l->labelled ? (uint64_t)ZF_VALUE_MAX + l->csvtext->nat_len + 2 : l->line_max;
 }
 
 /* each block of view v as long as its elements' lines can be, the total
@@ -21,7 +22,7 @@ static int check_view(const zf_layout *l, int v, const uint64_t *lo, const uint6
     static const char *const names[] = {".txt", ".csv"};
     typedef unsigned long long ull;
     const uint64_t *off = l->off[v];
-    uint64_t start = v ? l->header_len : 0;
+    uint64_t start = v && !l->labelled ? l->header_len : 0;
     if (off[0] != start)
         return zf_errf(why, cap, ZF_ECORRUPT, "the %s text starts at byte %llu, not %llu",
                        names[v], (ull)off[0], (ull)start);
@@ -71,5 +72,5 @@ int zf_layout_index_check(const zf_layout *l, char *why, size_t cap)
     int rc = ZF_OK;
     for (int v = 0; v < 2 && rc == ZF_OK; v++)
         rc = check_view(l, v, lo, hi, why, cap);
-    return rc == ZF_OK && l->lab ? check_modes(l, why, cap) : rc;
+    return rc == ZF_OK && l->labelled ? check_modes(l, why, cap) : rc;
 }

@@ -125,37 +125,13 @@ static void measure_run(zf_layout *l, const zf_vtext *vt, const int64_t *vals, u
     }
 }
 
-uint64_t zf_layout_labels_len(const zf_layout *l, const uint64_t *c, uint64_t k)
-{
-    unsigned last = l->ndim - 1;
-    uint64_t sum = k * l->lab->ncols; /* k < 2^45 (a block), fields < 2^28 (ZF_LABELS_MAX) */
-    for (unsigned i = 0; i < l->lab->ncols; i++) {
-        const zf_labcol *col = &l->lab->cols[i];
-        uint64_t s = col->stride[last];
-        if (!col->text) {
-            sum += col->dim == (int)last ? zf_digit_sum(c[last], c[last] + k)
-                                         : k * zf_ndig64(c[col->dim]);
-            continue;
-        }
-        uint64_t t = zf_labcol_field(col, c, l->ndim);
-        if (s <= 1)
-            sum = zf_sat_add(sum, s ? col->start[t + k] - col->start[t]
-                                    : zf_sat_mul(k, col->start[t + 1] - col->start[t]));
-        else
-            for (uint64_t j = 0; j < k; j++, t += s)
-                sum = zf_sat_add(sum, col->start[t + 1] - col->start[t]);
-    }
-    return sum;
-}
-
-/* labelled .csv: the block sums of a run (values vals, or v everywhere) but
- * what the value column's format adds (per block: its non-NaT values,
- * negative durations and their parts, for the format chosen after the pass) */
+/* labelled .csv: the block sums of a run (values vals, or v everywhere) of
+ * its value lines, but what their format adds (per block: the non-NaT
+ * values, negative durations and their parts, for the format chosen after
+ * the pass); the label fields are added when the .csv is first wanted */
 static void measure_labelled(zf_layout *l, const zf_vtext *vt, const int64_t *vals, int64_t v,
-                             uint64_t g, uint64_t n, const uint64_t *c0)
+                             uint64_t g, uint64_t n)
 {
-    uint64_t c[ZF_MAX_DIMS];
-    memcpy(c, c0, l->ndim * sizeof *c);
     while (n) {
         uint64_t b = g / l->block, k = (b + 1) * l->block - g;
         if (k > n)
@@ -180,16 +156,13 @@ static void measure_labelled(zf_layout *l, const zf_vtext *vt, const int64_t *va
                 ps.base = k * zf_text_len(l->csvtext, v);
             }
         }
-        uint64_t base = ps.base, nn = ps.nn, neg = ps.neg;
-        unsigned parts = ps.parts;
-        add_block(l, b, t, zf_sat_add(base + k, zf_layout_labels_len(l, c, k)));
-        __atomic_fetch_add(&l->bnn[b], nn, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&l->bneg[b], neg, __ATOMIC_RELAXED);
-        __atomic_fetch_or(&l->bmode[b], (uint8_t)parts, __ATOMIC_RELAXED);
+        add_block(l, b, t, zf_sat_add(ps.base, k));
+        __atomic_fetch_add(&l->bnn[b], ps.nn, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&l->bneg[b], ps.neg, __ATOMIC_RELAXED);
+        __atomic_fetch_or(&l->bmode[b], (uint8_t)ps.parts, __ATOMIC_RELAXED);
         if (vals)
             vals += k;
         g += k;
-        c[l->ndim - 1] += k;
         n -= k;
     }
 }
@@ -211,8 +184,8 @@ static void measure_box(zf_layout *l, const cgeom *cg, const int64_t *vals, int6
             g += c[d] * l->stride[d];
             lo += (d < last ? r[d] : 0) * l->cstride[d];
         }
-        if (l->lab)
-            measure_labelled(l, vt, vals ? vals + lo : NULL, v, g, cg->extent[last], c);
+        if (l->labelled)
+            measure_labelled(l, vt, vals ? vals + lo : NULL, v, g, cg->extent[last]);
         else if (vals)
             measure_run(l, vt, vals + lo, g, cg->extent[last], c);
         else
@@ -484,7 +457,7 @@ int zf_layout_run_pass(zf_layout *l)
     for (int v = 0; v < 2; v++)
         if (!(l->off[v] = calloc((size_t)l->nblocks + 1, sizeof(uint64_t))))
             return ZF_ENOMEM;
-    if (l->lab && (!(l->bnn = calloc((size_t)l->nblocks, sizeof *l->bnn)) ||
+    if (l->labelled && (!(l->bnn = calloc((size_t)l->nblocks, sizeof *l->bnn)) ||
                    !(l->bneg = calloc((size_t)l->nblocks, sizeof *l->bneg)) ||
                    !(l->bmode = calloc((size_t)l->nblocks, 1))))
         return ZF_ENOMEM;
@@ -502,9 +475,9 @@ int zf_layout_run_pass(zf_layout *l)
         pthread_join(tid[i], NULL);
     if (p.rc)
         return p.rc;
-    if (l->lab)
+    if (l->labelled)
         finish_modes(l);
-    l->off[1][0] = l->header_len;
+    l->off[1][0] = l->labelled ? 0 : l->header_len; /* (labelled: the value lines alone) */
     for (uint64_t b = 0; b < l->nblocks; b++) { /* saturating: a view too long is left out */
         l->off[0][b + 1] = zf_sat_add(l->off[0][b + 1], l->off[0][b]);
         l->off[1][b + 1] = zf_sat_add(l->off[1][b + 1], l->off[1][b]);

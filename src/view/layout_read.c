@@ -449,7 +449,7 @@ static int reader_columns(reader *r, zf_view v)
         return ZF_OK;
     r->cols = l->lab ? l->lab->cols : l->idxcols;
     r->ncols = l->lab ? l->lab->ncols : l->ndim;
-    if (l->lab && !(r->prefix = malloc(l->line_max)))
+    if (l->lab && !(r->prefix = malloc(l->lab_line_max)))
         return ZF_ENOMEM;
     return ZF_OK;
 }
@@ -482,22 +482,26 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
     int rc = zf_layout_ensure_text(l, v);
     if (rc)
         return rc;
-    uint64_t total = l->off[v][l->nblocks];
+    const uint64_t *offs = zf_layout_offsets(l, v);
+    uint64_t total = offs[l->nblocks];
     if (off >= total || len == 0)
         return ZF_OK;
     if (len > total - off)
         len = (size_t)(total - off);
-    reader r = {.l = l, .want = off, .end = off + len, .out = buf, .line_max = l->line_max};
+    reader r = {.l = l, .want = off, .end = off + len, .out = buf,
+                .line_max = zf_layout_line_max(l, v)};
     if ((rc = reader_columns(&r, v)))
         return rc;
-    if (v == ZF_VIEW_CSV && off < l->header_len) {
-        size_t n = l->header_len - (size_t)off < len ? l->header_len - (size_t)off : len;
-        memcpy(buf, l->header + off, n);
+    size_t hlen;
+    const char *header = zf_layout_header(l, &hlen);
+    if (v == ZF_VIEW_CSV && off < hlen) {
+        size_t n = hlen - (size_t)off < len ? hlen - (size_t)off : len;
+        memcpy(buf, header + off, n);
         r.outn = n;
     }
     if (r.outn < len) {
-        uint64_t b = find_block(l->off[v], l->nblocks, off), g = b * l->block;
-        r.pos = l->off[v][b];
+        uint64_t b = find_block(offs, l->nblocks, off), g = b * l->block;
+        r.pos = offs[b];
         if (cursor && cursor->pos >= r.pos && cursor->pos <= off && cursor->elem < l->nelems &&
             cursor->elem >= g) { /* continue where the last read of this reader ended */
             r.pos = cursor->pos;

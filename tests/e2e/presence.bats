@@ -193,19 +193,21 @@ open EACCES */g3.zarr/v3_plain/zarr.json"
     rm_compare "$ref" "$ZF_MNT"
 }
 
-@test "local: the coordinates of the labelled .csv and an array of one chunk that cannot be read: EIO (never index labels or fill); every byte after" {
+@test "local: the coordinates of the labelled .csv and an array of one chunk that cannot be read: EIO (never index labels or fill), the .txt exact meanwhile; every byte after" {
     rm_mount_local x3.zarr
     local ref=$RM_LOCAL
     local_faults "read EIO */x3.zarr/init_time/c/2
 stat EIO */x3.zarr/step/c/0"
     mount_shimmed "$RM_STORES/x3.zarr"
     expect_eio "$ZF_MNT" lead.csv "lead: coordinate init_time: .*chunk 2 cannot be read" "a coordinate's chunk"
-    # (its .csv's label is its own coordinate: read first, it fails first)
-    expect_eio "$ZF_MNT" step.txt "x3.zarr/step/c/0: input/output error: cannot stat: Input/output error" "one chunk"
-    # one chunk of a coordinate that is not a dimension's: its own .csv carries
-    # it too (as xarray's to_dataframe does), so the labels meet the fault first
+    # the .txt needs no coordinate: sized and read exactly meanwhile
+    expect_same "$ref" "$ZF_MNT" lead.txt
+    grep -qx 'csv_bytes: not known yet (its labels are read when it is first read or stat-ed)' \
+        "$ZF_MNT/lead.info" || fail "lead.info: $(grep bytes "$ZF_MNT/lead.info")"
+    expect_eio "$ZF_MNT" step.txt "x3.zarr/step: cannot tell which chunks are stored: step/c/0: stat: Input/output error" "one chunk"
+    # one chunk of a coordinate that is not a dimension's: its own values
     local_faults "stat EIO */x3.zarr/valid_time/c/0/0"
-    expect_eio "$ZF_MNT" valid_time.csv "x3.zarr/valid_time/c/0/0: input/output error: cannot stat: Input/output error" "one chunk of a coordinate"
+    expect_eio "$ZF_MNT" valid_time.csv "x3.zarr/valid_time: cannot tell which chunks are stored: valid_time/c/0/0: stat: Input/output error" "one chunk of a coordinate"
     local_faults ""
     expect_same "$ref" "$ZF_MNT" lead.csv step.txt step.csv step.info lead.info valid_time.csv valid_time.txt
 }
@@ -274,11 +276,11 @@ stat EIO */x3.zarr/step/c/0"
         expect_same "$ref" "$ZF_MNT" step.txt step.csv
         unmount_last
     done
-    # a coordinate's chunk: the .csv (and the .txt, sized with it) fails
+    # a coordinate's chunk: the .csv fails, the .txt (which needs none) is exact
     px_faults S3 '{"fault": "status", "status": 503, "method": "GET", "match": "/init_time/c/3$"}'
     zf_mount s3://zarr/stores/x3.zarr -o "endpoint=$PX_S3" -o "$PR_OPTS"
     expect_eio "$ZF_MNT" lead.csv "lead: coordinate init_time: .*chunk 3 cannot be read" "a coordinate"
-    expect_same "$ref" "$ZF_MNT" step.txt
+    expect_same "$ref" "$ZF_MNT" step.txt lead.txt
     px_faults S3 '{}'
     expect_same "$ref" "$ZF_MNT" lead.csv lead.txt
     unmount_last
