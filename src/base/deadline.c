@@ -3,6 +3,7 @@
 #include "base/deadline.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -124,6 +125,35 @@ void zf_deadline_restore(zf_deadline_ctx ctx)
     unlist();
     thread_deadline = ctx.abs_ms;
     thread_cancel = ctx.cancel;
+}
+
+/* a helper thread of zf_deadline_workers: fn under the caller's request */
+typedef struct worker_call {
+    void *(*fn)(void *);
+    void *arg;
+    zf_deadline_ctx ctx;
+} worker_call;
+
+static void *worker_run(void *p)
+{
+    const worker_call *w = p;
+    zf_deadline_restore(w->ctx);
+    w->fn(w->arg);
+    zf_deadline_clear();
+    return NULL;
+}
+
+void zf_deadline_workers(unsigned n, void *(*fn)(void *), void *arg)
+{
+    worker_call w = {fn, arg, zf_deadline_save()};
+    pthread_t tid[ZF_WORKERS_MAX];
+    unsigned started = 0;
+    for (unsigned i = 1; i < n && i < ZF_WORKERS_MAX; i++)
+        if (pthread_create(&tid[started], NULL, worker_run, &w) == 0)
+            started++;
+    fn(arg);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
 }
 
 const int *zf_deadline_flag(void)

@@ -98,6 +98,15 @@ zf_deadline_ctx zf_deadline_save(void);
  * zf_deadline_clear. */
 void zf_deadline_restore(zf_deadline_ctx ctx);
 
+/* most threads zf_deadline_workers runs */
+#define ZF_WORKERS_MAX 64
+
+/* Run fn(arg) on n threads at once (the calling one and up to n - 1 more,
+ * at most ZF_WORKERS_MAX; fewer when threads cannot be started: fn shares
+ * its work out itself), each under the calling thread's deadline and
+ * cancellation; return when every one has. */
+void zf_deadline_workers(unsigned n, void *(*fn)(void *), void *arg);
+
 /* The cancellation flag of the calling thread's request (read it with
  * zf_deadline_flag_set), or NULL: for a waiter on another thread's
  * behalf (the HTTP engine), valid while the request lasts. */

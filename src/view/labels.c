@@ -1,10 +1,13 @@
 /* labels.c - the label columns of an array's .csv (labels.h). */
 #include "view/labels.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
 #include "base/sbuf.h"
@@ -115,6 +118,95 @@ static int uncoarsen(zf_chunk *ch, int64_t *buf, uint64_t n, char *why, size_t c
     return ZF_OK;
 }
 
+/* most threads reading one time coordinate, and the decoded chunks they
+ * may hold at once */
+#define TICK_THREADS 16
+#define TICK_BUF_MAX ((uint64_t)64 << 20)
+
+/* one round of reading a time coordinate's chunks, shared by its threads */
+typedef struct tick_round {
+    pending *p;
+    uint64_t per, nchunks;
+    uint64_t next;        /* the next chunk to read (atomic) */
+    int rc;               /* the first failure (atomic; the rest under mu) */
+    int unreadable;       /* it was a chunk that could not be decoded */
+    uint64_t failed;      /* that chunk */
+    char *why;
+    size_t cap;
+    pthread_mutex_t mu;
+} tick_round;
+
+/* keep the first failure of a round (why: a reason, or NULL) */
+static void round_fail(tick_round *r, int rc, int unreadable, uint64_t ci, const char *why)
+{
+    pthread_mutex_lock(&r->mu);
+    if (!r->rc) {
+        r->unreadable = unreadable;
+        r->failed = ci;
+        if (why)
+            snprintf(r->why, r->cap, "%s", why);
+        __atomic_store_n(&r->rc, rc, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* read chunks of the round until none is left or one fails (a worker of
+ * zf_deadline_workers: under the request's deadline) */
+static void *tick_worker(void *arg)
+{
+    tick_round *r = arg;
+    zf_array *c = r->p->src->arr;
+    int64_t *buf = malloc((size_t)r->per * 8);
+    zf_store_buf raw = {NULL, 0};
+    char why[300];
+    if (!buf)
+        round_fail(r, ZF_ENOMEM, 0, 0, NULL);
+    for (uint64_t ci; buf && !__atomic_load_n(&r->rc, __ATOMIC_RELAXED) &&
+                      (ci = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->nchunks;) {
+        zf_chunk ch;
+        int rc = zf_array_decode(c, ci, buf, &raw, &ch);
+        if (rc) {
+            round_fail(r, rc, 1, ci, NULL);
+        } else if ((rc = uncoarsen(&ch, buf, r->per, why, sizeof why))) {
+            round_fail(r, rc, 0, ci, why);
+        } else {
+            place_chunk(c, ci, &ch, r->p->ticks); /* (chunks fill disjoint elements) */
+        }
+    }
+    free(buf);
+    free(raw.p);
+    return NULL;
+}
+
+/* threads for a round: as many requests as the store keeps in flight (a
+ * local one: a CPU each), within the chunks and the memory their buffers
+ * may take */
+static unsigned tick_threads(const zf_array *c, uint64_t per, uint64_t nchunks)
+{
+    const zf_store *st = zf_array_store(c);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t n = st->remote && st->parallel > 0 ? st->parallel : (ncpu > 0 ? (uint64_t)ncpu : 1);
+    uint64_t bytes = per * 8, room = TICK_BUF_MAX / (bytes ? bytes : 1); /* (per < 2^25) */
+    n = n < TICK_THREADS ? n : TICK_THREADS;
+    n = n < nchunks ? n : nchunks;
+    n = n < room ? n : room;
+    return n ? (unsigned)n : 1;
+}
+
+/* read every chunk of p's coordinate into p->ticks, by a few threads */
+static int tick_round_run(pending *p, uint64_t per, char *why, size_t cap, int *unreadable,
+                          uint64_t *failed)
+{
+    zf_array *c = p->src->arr;
+    tick_round r = {.p = p, .per = per, .nchunks = zf_array_nchunks(c), .why = why, .cap = cap};
+    pthread_mutex_init(&r.mu, NULL);
+    zf_deadline_workers(tick_threads(c, per, r.nchunks), tick_worker, &r);
+    pthread_mutex_destroy(&r.mu);
+    *unreadable = r.unreadable;
+    *failed = r.failed;
+    return r.rc;
+}
+
 /* read a time coordinate's values; ZF_OK, or an error with why filled in */
 static int read_ticks(pending *p, char *why, size_t cap)
 {
@@ -127,32 +219,29 @@ static int read_ticks(pending *p, char *why, size_t cap)
                  (unsigned long long)p->n);
         return ZF_EUNSUPPORTED;
     }
-    int64_t *buf = malloc((size_t)per * 8);
-    zf_store_buf raw = {NULL, 0};
-    int rc = buf && (p->ticks = malloc((size_t)p->n * 8 + 8)) ? ZF_OK : ZF_ENOMEM;
+    if (!(p->ticks = malloc((size_t)p->n * 8 + 8)))
+        return ZF_ENOMEM;
     /* decoded outside the cache: a coordinate's own size pass must read its
      * chunks itself (an unlisted store learns their versions that way).  A
-     * switch to cftime objects made meanwhile by another reader (it happens
-     * once) would leave chunks of two decodings: read them all again */
-    zf_values before = zf_array_ticks(c).values;
-    for (uint64_t ci = 0; rc == ZF_OK && ci < zf_array_nchunks(c); ci++) {
-        zf_chunk ch;
-        if ((rc = zf_array_decode(c, ci, buf, &raw, &ch)) == ZF_OK) {
-            if ((rc = uncoarsen(&ch, buf, per, why, cap)) == ZF_OK)
-                place_chunk(c, ci, &ch, p->ticks);
-        } else if (zf_array_cftime_wanted(c) && zf_array_to_cftime(c)) { /* cftime objects: again */
-            rc = ZF_OK, ci = UINT64_MAX, before = zf_array_ticks(c).values;
-        } else {
-            snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)ci,
+     * switch to cftime objects (one way, once: made by this read, or by
+     * another reader meanwhile) would leave chunks of two decodings: read
+     * them all again */
+    int rc = ZF_OK;
+    for (int round = 0; round < 3; round++) {
+        zf_values before = zf_array_ticks(c).values;
+        int unreadable = 0;
+        uint64_t failed = 0;
+        rc = tick_round_run(p, per, why, cap, &unreadable, &failed);
+        if (rc && unreadable && (zf_array_ticks(c).values != before ||
+                                 (zf_array_cftime_wanted(c) && zf_array_to_cftime(c))))
+            continue; /* cftime objects (switched by this read or another): again */
+        if (rc == ZF_OK && zf_array_ticks(c).values != before)
+            continue; /* switched while read: again */
+        if (rc && unreadable)
+            snprintf(why, cap, "chunk %llu cannot be read (%s)", (unsigned long long)failed,
                      zf_strerror(rc));
-        }
-        if (rc == ZF_OK && ci + 1 == zf_array_nchunks(c) && zf_array_ticks(c).values != before) {
-            before = zf_array_ticks(c).values; /* (switched while read: again, once) */
-            ci = UINT64_MAX;
-        }
+        return rc;
     }
-    free(buf);
-    free(raw.p);
     return rc;
 }
 

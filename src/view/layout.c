@@ -456,9 +456,17 @@ static int load_or_build(zf_layout *l)
     }
     forget_sizes(l);
     rc = zf_layout_run_pass(l);
-    if (rc == ZF_OK && zf_array_cftime_wanted(l->a)) {
+    /* a pass that met a value only cftime objects hold, or during which
+     * another reader switched the array to them (its labels, another
+     * array's), measured chunks of two decodings: again, as cftime objects
+     * (the switch is one way: at most once more) */
+    for (int round = 0; rc == ZF_OK && round < 2; round++) {
+        if (zf_array_cftime_wanted(l->a) && !zf_array_to_cftime(l->a))
+            rc = ZF_EINVAL;
+        if (rc || zf_array_ticks(l->a).values == l->values)
+            break;
         forget_sizes(l);
-        if ((rc = to_cftime(l)) == ZF_OK)
+        if ((rc = follow_values(l)) == ZF_OK)
             rc = zf_layout_run_pass(l);
     }
     l->fp = decoded_fp(&base, zf_array_ticks(l->a).values);

@@ -9,7 +9,7 @@
 #include "base/err.h"
 #include "layout_impl.h"
 
-#define ZF_PASS_MAX_THREADS 64
+#define ZF_PASS_MAX_THREADS ZF_WORKERS_MAX
 
 /* geometry of one chunk: first element and extent inside the array */
 typedef struct cgeom {
@@ -48,7 +48,6 @@ typedef struct pass {
     uint64_t next;       /* next chunk (or shard) to measure (atomic) */
     int rc;              /* first fatal error (atomic) */
     unsigned reserve;    /* chunks of cache room the workers' own buffers count for */
-    zf_deadline_ctx ctx; /* the request the pass runs for: its cancellation ends the pass */
 } pass;
 
 /* *p += x, saturating (shared by threads) */
@@ -406,15 +405,6 @@ static void *pass_worker(void *arg)
     return NULL;
 }
 
-/* a helper thread of the pass: works under the request's cancellation */
-static void *pass_helper(void *arg)
-{
-    zf_deadline_restore(((pass *)arg)->ctx);
-    pass_worker(arg);
-    zf_deadline_clear();
-    return NULL;
-}
-
 /* workers of the size pass: one per CPU (opts->threads); for a remote store
  * as many as it keeps requests in flight (zf_store.parallel), at most
  * ZF_PASS_MAX_THREADS, and beyond the CPU count only as many as the cache
@@ -461,18 +451,12 @@ int zf_layout_run_pass(zf_layout *l)
                    !(l->bneg = calloc((size_t)l->nblocks, sizeof *l->bneg)) ||
                    !(l->bmode = calloc((size_t)l->nblocks, 1))))
         return ZF_ENOMEM;
-    pthread_t tid[ZF_PASS_MAX_THREADS];
-    unsigned nt = pass_threads(l), started = 0;
+    unsigned nt = pass_threads(l);
     if (nt > l->nchunks)
         nt = l->nchunks ? (unsigned)l->nchunks : 1;
     pass p = {.l = l, .reserve = 2 * nt, /* each: a decoded chunk, its stored bytes */
-              .by_shard = l->by_shard, .ctx = zf_deadline_save()};
-    for (unsigned i = 1; i < nt; i++)
-        if (pthread_create(&tid[started], NULL, pass_helper, &p) == 0)
-            started++;
-    pass_worker(&p);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
+              .by_shard = l->by_shard};
+    zf_deadline_workers(nt, pass_worker, &p);
     if (p.rc)
         return p.rc;
     if (l->labelled)

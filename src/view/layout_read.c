@@ -492,9 +492,9 @@ int zf_layout_read_from(zf_layout *l, zf_view v, uint64_t off, char *buf, size_t
                 .line_max = zf_layout_line_max(l, v)};
     if ((rc = reader_columns(&r, v)))
         return rc;
-    size_t hlen;
-    const char *header = zf_layout_header(l, &hlen);
-    if (v == ZF_VIEW_CSV && off < hlen) {
+    size_t hlen = 0;
+    const char *header = v == ZF_VIEW_CSV ? zf_layout_header(l, &hlen) : NULL;
+    if (off < hlen) { /* (the .csv's header: its labels are loaded, ensure_text) */
         size_t n = hlen - (size_t)off < len ? hlen - (size_t)off : len;
         memcpy(buf, header + off, n);
         r.outn = n;

@@ -18,18 +18,27 @@ teardown_file() {
 }
 
 @test "calendars: noleap and a standard axis past 2262, read concurrently, as xarray with cftime" {
-    zf_mount "$CAL_ROOT/store.zarr"
-    local f pids=()
-    for f in valid.csv tas_time.csv scen.txt valid.txt time.txt tas_time.txt; do
-        zf_t cat "$ZF_MNT/$f" >"$CAL_ROOT/got.$f" &
+    # fresh mounts, each with an empty index cache: the interleavings differ
+    # from one to the next (scen's size pass and valid.csv's labels both
+    # switch scen to cftime objects, whichever meets a value first)
+    local f round rounds=4 pids
+    [[ ${ZF_VALGRIND:-0} == 0 ]] || rounds=2
+    for ((round = 0; round < rounds; round++)); do
+        XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg.$round zf_mount "$CAL_ROOT/store.zarr"
+        pids=()
+        for f in valid.csv tas_time.csv scen.txt valid.txt time.txt tas_time.txt; do
+            zf_t cat "$ZF_MNT/$f" >"$CAL_ROOT/got.$f" &
+            pids+=($!)
+        done
+        zf_t cat "$ZF_MNT/scen.info" >/dev/null & # built while scen may switch to cftime objects
         pids+=($!)
-    done
-    zf_t cat "$ZF_MNT/scen.info" >/dev/null & # built while scen may switch to cftime objects
-    pids+=($!)
-    for f in "${pids[@]}"; do wait "$f" || fail "a reader failed; log: $(cat "$ZF_LOG")"; done
-    for f in valid.csv tas_time.csv scen.txt valid.txt time.txt tas_time.txt; do
-        cmp "$CAL_ROOT/got.$f" "$CAL_ROOT/$f" || fail "$f differs from xarray's"
-        assert_equal "$(stat -c %s "$ZF_MNT/$f")" "$(stat -c %s "$CAL_ROOT/$f")"
+        for f in "${pids[@]}"; do wait "$f" || fail "round $round: a reader failed; log: $(cat "$ZF_LOG")"; done
+        for f in valid.csv tas_time.csv scen.txt valid.txt time.txt tas_time.txt; do
+            cmp "$CAL_ROOT/got.$f" "$CAL_ROOT/$f" ||
+                fail "round $round: $f differs from xarray's: $(diff "$CAL_ROOT/got.$f" "$CAL_ROOT/$f" | head -n 6)
+log: $(cat "$ZF_LOG")"
+            assert_equal "$(stat -c %s "$ZF_MNT/$f")" "$(stat -c %s "$CAL_ROOT/$f")"
+        done
     done
     grep -q '^calendar: noleap (cftime.DatetimeNoLeap objects' "$ZF_MNT/tas_time.info" ||
         fail "$(cat "$ZF_MNT/tas_time.info")"

@@ -287,6 +287,51 @@ static void test_cancel_all(void)
     pthread_mutex_destroy(&w.mu);
 }
 
+/* zf_deadline_workers: n threads run the function, each under the
+ * caller's deadline and cancellation, and all have ended when it returns */
+typedef struct crew {
+    int runs, saw_deadline, saw_cancel, on_caller; /* atomic */
+    pthread_t caller;
+    uint64_t want_ms;
+} crew;
+
+static void *crew_member(void *arg)
+{
+    crew *c = arg;
+    sleep_ms(20); /* all at once: each still counts when the call returns */
+    __atomic_fetch_add(&c->runs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->on_caller, pthread_equal(pthread_self(), c->caller) != 0,
+                       __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->saw_deadline, zf_deadline_save().abs_ms == c->want_ms,
+                       __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->saw_cancel, zf_deadline_cancelled(), __ATOMIC_RELAXED);
+    return NULL;
+}
+
+static void test_workers(void)
+{
+    uint64_t ticket = zf_deadline_begin(zf_deadline_after(60000));
+    crew c = {.caller = pthread_self(), .want_ms = zf_deadline_save().abs_ms};
+    zf_deadline_workers(5, crew_member, &c);
+    CHECK(c.runs == 5 && c.on_caller == 1, "5 runs, one on the caller (%d, %d)", c.runs,
+          c.on_caller);
+    CHECK(c.saw_deadline == 5 && c.saw_cancel == 0, "each under the caller's deadline (%d, %d)",
+          c.saw_deadline, c.saw_cancel);
+    zf_deadline_cancel(ticket);
+    crew d = {.caller = pthread_self(), .want_ms = c.want_ms};
+    zf_deadline_workers(3, crew_member, &d);
+    CHECK(d.runs == 3 && d.saw_cancel == 3, "a cancelled request: every worker sees it (%d)",
+          d.saw_cancel);
+    zf_deadline_end();
+    crew e = {.caller = pthread_self(), .want_ms = ZF_DEADLINE_NONE};
+    zf_deadline_workers(ZF_WORKERS_MAX + 10, crew_member, &e);
+    CHECK(e.runs == ZF_WORKERS_MAX && e.saw_deadline == ZF_WORKERS_MAX,
+          "at most ZF_WORKERS_MAX (%d), none under a deadline", e.runs);
+    crew f = {.caller = pthread_self()};
+    zf_deadline_workers(0, crew_member, &f);
+    CHECK(f.runs == 1 && f.on_caller == 1, "0 or 1: the caller alone (%d)", f.runs);
+}
+
 int main(void)
 {
     test_none();
@@ -297,6 +342,7 @@ int main(void)
     test_cancel_self();
     test_cancel_wait();
     test_cancel_helper();
+    test_workers(); /* (before test_cancel_all: the process stops for good there) */
     test_cancel_all();
     return check_summary("test_deadline");
 }
