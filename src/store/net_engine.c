@@ -15,6 +15,8 @@
 /* the connect timeout until a server first answered: one that is not there
  * fails a mount in seconds, not after every retry */
 #define FIRST_CONNECT_MS 5000
+/* how early libcurl's timer may end an attempt limited by the deadline */
+#define DEADLINE_SLACK_MS 50
 #define ATTEMPT_CAP_TIMEOUTS 3   /* an attempt lasts at most this many T */
 
 /* xorshift64*: the jitter of backoffs (engine thread only) */
@@ -177,6 +179,7 @@ static int start(zf_net *net, zf_net_slot *s, zf_net_xfer *x, int64_t now)
     int64_t left = x->deadline - now;
     int64_t cap = (int64_t)net->o.timeout_ms * ATTEMPT_CAP_TIMEOUTS;
     long total = (long)(left < cap ? left : cap);
+    x->at_deadline = left <= cap;
     long conn = (long)net->o.connect_timeout_ms < total ? (long)net->o.connect_timeout_ms : total;
     if (!net->answered && conn > FIRST_CONNECT_MS) /* no server has answered yet: none may be there */
         conn = FIRST_CONNECT_MS;
@@ -269,6 +272,16 @@ static void attempt_done(zf_net *net, zf_net_slot *s, CURLcode code)
     int64_t now = zf_net_now_ms();
     if (over(x, now)) { /* cut at the deadline, or ended just then */
         give_up(net, x, why, 1);
+        return;
+    }
+    if (x->at_deadline && code == CURLE_OPERATION_TIMEDOUT && now + DEADLINE_SLACK_MS >= x->deadline) {
+        /* libcurl's timer, set to what was left, fired a moment before the
+         * deadline: the budget is what ended it.  It fails at the deadline
+         * itself (schedule), so that no later call finds time to start one
+         * more attempt */
+        x->due = x->deadline;
+        x->next = net->waiting;
+        net->waiting = x;
         return;
     }
     if (x->req->attempts >= net->o.retries) {

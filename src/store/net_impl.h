@@ -27,6 +27,7 @@ typedef struct zf_net_xfer {
     zf_net_batch *batch;
     struct zf_net_xfer *next;  /* in the engine's queue or wait list */
     int64_t deadline;          /* monotonic ms: the request's budget ends */
+    int at_deadline;           /* the current attempt's time limit is what was left of it */
     int by_request;            /* deadline is the calling thread's request deadline
                                 * (base/deadline.h), earlier than its own budget */
     const int *cancel;         /* the calling thread's request's cancellation flag
