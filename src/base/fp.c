@@ -47,7 +47,8 @@ void zf_fp_add(zf_fp *fp, const void *data, size_t n)
         mix_block(&h1, &h2, k[0], k[1]);
     }
     unsigned char tail[16] = {0};
-    memcpy(tail, p + i, n - i);
+    if (i < n) /* (never p + 0 of a NULL p: an empty field may have none) */
+        memcpy(tail, p + i, n - i);
     memcpy(k, tail, 16);
     /* the length closes the field, so ("ab","c") != ("a","bc") */
     mix_block(&h1, &h2, k[0] ^ (uint64_t)n, k[1] ^ fmix((uint64_t)(n - i) + 1));
