@@ -20,8 +20,6 @@
 #include "base/digits.h"
 #include "base/sbuf.h"
 
-enum { UNSIZED, SIZING, SIZED };
-
 /* ------------------------------------------------------------------ setup */
 
 static int build_header(zf_layout *l, const char *name)
@@ -385,9 +383,9 @@ void zf_layout_drop_index(zf_layout *l)
                zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
 }
 
-/* forget what a pass or a persisted index left (offsets, per-block counts,
- * damaged chunks): none is read while the array is being sized */
-static void forget_sizes(zf_layout *l)
+/* nothing of a failed load or pass is kept (the damaged chunks' marks stay:
+ * readers may look at them without the lock) */
+static void drop_sizes(zf_layout *l)
 {
     for (int v = 0; v < 2; v++) {
         free(l->off[v]);
@@ -398,6 +396,13 @@ static void forget_sizes(zf_layout *l)
     free(l->bmode);
     l->bnn = l->bneg = NULL;
     l->bmode = NULL;
+}
+
+/* forget what a pass or a persisted index left (offsets, per-block counts,
+ * damaged chunks): none is read while the array is being sized */
+static void forget_sizes(zf_layout *l)
+{
+    drop_sizes(l);
     free(l->bad);
     l->bad = NULL;
 }
@@ -483,37 +488,33 @@ static int load_or_build(zf_layout *l)
     return rc;
 }
 
-/* run the size pass once (or load its persisted result); 0 or an error */
-int zf_layout_ensure_sized(zf_layout *l)
+int zf_layout_once(zf_layout *l, int *state, int (*work)(zf_layout *), void (*undo)(zf_layout *))
 {
     pthread_mutex_lock(&l->mu);
     int late = 0;
-    while (l->state == SIZING && !late) /* another reader's pass: until our deadline */
-        late = zf_deadline_wait(&l->cv, &l->mu) == ETIMEDOUT && l->state == SIZING;
+    while (*state == ZF_ONCE_BUSY && !late) /* another reader's: until our deadline */
+        late = zf_deadline_wait(&l->cv, &l->mu) == ETIMEDOUT && *state == ZF_ONCE_BUSY;
     int rc = late ? ZF_ETIMEDOUT : ZF_OK;
-    if (l->state == UNSIZED && zf_deadline_spent()) {
-        rc = ZF_ETIMEDOUT; /* a cancelled request starts no pass */
-    } else if (l->state == UNSIZED) { /* written atomically: zf_layout_sized reads it without the lock */
-        __atomic_store_n(&l->state, SIZING, __ATOMIC_RELEASE);
+    if (*state == ZF_ONCE_IDLE && zf_deadline_spent()) {
+        rc = ZF_ETIMEDOUT; /* a cancelled request starts nothing */
+    } else if (*state == ZF_ONCE_IDLE) { /* written atomically: read without the lock too */
+        __atomic_store_n(state, ZF_ONCE_BUSY, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&l->mu);
-        rc = load_or_build(l);
+        rc = work(l);
         pthread_mutex_lock(&l->mu);
-        if (rc) { /* nothing of a failed load or pass is kept (the next call starts afresh) */
-            for (int v = 0; v < 2; v++) {
-                free(l->off[v]);
-                l->off[v] = NULL;
-            }
-            free(l->bnn);
-            free(l->bneg);
-            free(l->bmode);
-            l->bnn = l->bneg = NULL;
-            l->bmode = NULL;
-        }
-        __atomic_store_n(&l->state, rc ? UNSIZED : SIZED, __ATOMIC_RELEASE);
+        if (rc && undo)
+            undo(l);
+        __atomic_store_n(state, rc ? ZF_ONCE_IDLE : ZF_ONCE_DONE, __ATOMIC_RELEASE);
         pthread_cond_broadcast(&l->cv);
     }
     pthread_mutex_unlock(&l->mu);
     return rc;
+}
+
+/* run the size pass once (or load its persisted result); 0 or an error */
+int zf_layout_ensure_sized(zf_layout *l)
+{
+    return zf_layout_once(l, &l->state, load_or_build, drop_sizes);
 }
 
 int zf_layout_damaged(const zf_layout *l)
@@ -523,7 +524,7 @@ int zf_layout_damaged(const zf_layout *l)
 
 int zf_layout_sized(zf_layout *l)
 {
-    return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == SIZED;
+    return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == ZF_ONCE_DONE;
 }
 
 /* the .info line of the .csv's label columns: the coordinates found (the
@@ -559,13 +560,13 @@ static void sizes_lines(const zf_layout *l, zf_sbuf *sb)
     unsigned long long n = (unsigned long long)l->m->nelems;
     zf_sbuf_printf(sb, "txt_lines: %llu\ncsv_lines: %llu (a header, then one per element)\n", n,
                    n + 1);
-    if (l->state != SIZED) {
+    if (l->state != ZF_ONCE_DONE) {
         zf_sbuf_printf(sb, "bytes: not known yet (counted when a text file of the array is "
                            "first read or stat-ed; see again after that)\n");
         return;
     }
     zf_sbuf_printf(sb, "txt_bytes: %llu\n", (unsigned long long)l->off[ZF_VIEW_TXT][l->nblocks]);
-    if (l->labelled && l->csv_state != ZF_CSV_READY)
+    if (l->labelled && l->csv_state != ZF_ONCE_DONE)
         zf_sbuf_printf(sb, "csv_bytes: not known yet (its labels are read when it is first "
                            "read or stat-ed)\n");
     else

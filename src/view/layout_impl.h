@@ -9,8 +9,9 @@
 #include "text/text.h"
 #include "view/layout.h"
 
-/* a labelled .csv's state (zf_layout.csv_state) */
-enum { ZF_CSV_NONE, ZF_CSV_LOADING, ZF_CSV_READY };
+/* the state of a result made once (zf_layout_once): the offset index
+ * (zf_layout.state), a labelled .csv's labels (csv_state) */
+enum { ZF_ONCE_IDLE, ZF_ONCE_BUSY, ZF_ONCE_DONE };
 
 /* the texts of the chunks a CF float duration array decodes at a coarser
  * unit than its own (zf_chunk.coarser k: ticks of 1000^k ns), [k] for
@@ -43,7 +44,8 @@ struct zf_layout {
     uint64_t per_shard;           /* read chunks in one shard (1 without sharding) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int state;                    /* UNSIZED, SIZING or SIZED (layout.c) */
+    int state;                    /* ZF_ONCE_*: the offset index (written under mu;
+                                     read atomically) */
     int too_long[2];              /* per text view: left out (ZF_LAYOUT_TEXT_MAX), logged */
     uint64_t *off[2];             /* [view][block] byte offset, nblocks + 1 entries */
     uint8_t *bad;                 /* bitmap of chunks that failed to decode */
@@ -64,7 +66,7 @@ struct zf_layout {
     unsigned nsrcs;
     int labelled;                 /* the .csv has label columns (set with the first size) */
     unsigned ndata;               /* its non-dimension columns, as pandas slices by them */
-    int csv_state;                /* ZF_CSV_* (written under mu; read atomically) */
+    int csv_state;                /* ZF_ONCE_* (written under mu; read atomically) */
     zf_labels *lab;               /* the tables (once CSV_READY) */
     uint64_t *coff;               /* the .csv's offsets, header and labels included (CSV_READY) */
     char *lab_header;             /* its header (CSV_READY) */
@@ -149,6 +151,13 @@ static inline size_t zf_layout_line_max(const zf_layout *l, zf_view v)
 {
     return v == ZF_VIEW_CSV && l->labelled ? l->lab_line_max : l->line_max;
 }
+
+/* Make a result of l once: run work(l) unless *state says it is made.
+ * Callers that find it being made wait for it until their request's
+ * deadline (ZF_ETIMEDOUT); a cancelled request starts nothing.  On failure
+ * undo(l) (NULL: nothing) runs, nothing is kept and the next call starts
+ * afresh.  ZF_OK or the error. */
+int zf_layout_once(zf_layout *l, int *state, int (*work)(zf_layout *), void (*undo)(zf_layout *));
 
 /* Labelled .csv: plan its columns when the array is first sized (how many
  * data columns pandas slices by, and so the offset blocks; no coordinate is

@@ -2,11 +2,9 @@
  * first sized, its label tables loaded and its offsets made when the .csv is
  * first wanted (so that sizing or reading the .txt never reads a coordinate:
  * layout_impl.h). */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/deadline.h"
 #include "base/digits.h"
 #include "base/err.h"
 #include "base/log.h"
@@ -163,25 +161,9 @@ static int load_labels(zf_layout *l)
 
 int zf_layout_ensure_labels(zf_layout *l)
 {
-    if (!l->labelled || __atomic_load_n(&l->csv_state, __ATOMIC_ACQUIRE) == ZF_CSV_READY)
+    if (!l->labelled || __atomic_load_n(&l->csv_state, __ATOMIC_ACQUIRE) == ZF_ONCE_DONE)
         return ZF_OK;
-    pthread_mutex_lock(&l->mu);
-    int late = 0;
-    while (l->csv_state == ZF_CSV_LOADING && !late) /* another reader's load: until our deadline */
-        late = zf_deadline_wait(&l->cv, &l->mu) == ETIMEDOUT && l->csv_state == ZF_CSV_LOADING;
-    int rc = late ? ZF_ETIMEDOUT : ZF_OK;
-    if (l->csv_state == ZF_CSV_NONE && zf_deadline_spent()) {
-        rc = ZF_ETIMEDOUT;
-    } else if (l->csv_state == ZF_CSV_NONE) {
-        l->csv_state = ZF_CSV_LOADING;
-        pthread_mutex_unlock(&l->mu);
-        rc = load_labels(l);
-        pthread_mutex_lock(&l->mu);
-        __atomic_store_n(&l->csv_state, rc ? ZF_CSV_NONE : ZF_CSV_READY, __ATOMIC_RELEASE);
-        pthread_cond_broadcast(&l->cv);
-    }
-    pthread_mutex_unlock(&l->mu);
-    return rc;
+    return zf_layout_once(l, &l->csv_state, load_labels, NULL);
 }
 
 int zf_layout_view_ready(zf_layout *l, zf_view v)
@@ -189,5 +171,5 @@ int zf_layout_view_ready(zf_layout *l, zf_view v)
     if (v == ZF_VIEW_INFO)
         return 1;
     return zf_layout_sized(l) && (v == ZF_VIEW_TXT || !l->labelled ||
-                                  __atomic_load_n(&l->csv_state, __ATOMIC_ACQUIRE) == ZF_CSV_READY);
+                                  __atomic_load_n(&l->csv_state, __ATOMIC_ACQUIRE) == ZF_ONCE_DONE);
 }
