@@ -443,9 +443,8 @@ static zf_fp decoded_fp(const zf_fp *base, zf_values values)
 static int load_or_build(zf_layout *l)
 {
     zf_fp base;
-    int rc = zf_layout_plan_labels(l);
-    if (rc == ZF_OK)
-        rc = follow_values(l); /* another reader may have decoded it meanwhile */
+    zf_layout_plan_labels(l);
+    int rc = follow_values(l); /* another reader may have decoded it meanwhile */
     if (rc == ZF_OK)
         rc = layout_fingerprint(l, &base);
     if (rc)

@@ -67,9 +67,9 @@ struct zf_layout {
     int labelled;                 /* the .csv has label columns (set with the first size) */
     unsigned ndata;               /* its non-dimension columns, as pandas slices by them */
     int csv_state;                /* ZF_ONCE_* (written under mu; read atomically) */
-    zf_labels *lab;               /* the tables (once CSV_READY) */
-    uint64_t *coff;               /* the .csv's offsets, header and labels included (CSV_READY) */
-    char *lab_header;             /* its header (CSV_READY) */
+    zf_labels *lab;               /* the tables (csv_state DONE) */
+    uint64_t *coff;               /* the .csv's offsets, header and labels included (csv_state DONE) */
+    char *lab_header;             /* its header (csv_state DONE) */
     size_t lab_header_len, lab_line_max;
     zf_labcol idxcols[ZF_MAX_DIMS]; /* the index columns of the unlabelled .csv */
     int labels_off;               /* the values cannot be written as pandas does: index columns */
@@ -161,8 +161,8 @@ int zf_layout_once(zf_layout *l, int *state, int (*work)(zf_layout *), void (*un
 
 /* Labelled .csv: plan its columns when the array is first sized (how many
  * data columns pandas slices by, and so the offset blocks; no coordinate is
- * read); ZF_OK or ZF_ENOMEM (layout_labels.c). */
-int zf_layout_plan_labels(zf_layout *l);
+ * read; layout_labels.c). */
+void zf_layout_plan_labels(zf_layout *l);
 
 /* Labelled .csv, the array sized: load the label tables and make the
  * .csv's offsets, once (concurrent callers wait, until their deadline);

@@ -26,10 +26,10 @@ static void slice_blocks(zf_layout *l)
     l->nblocks = (l->nelems + b - 1) / b;
 }
 
-int zf_layout_plan_labels(zf_layout *l)
+void zf_layout_plan_labels(zf_layout *l)
 {
     if (!l->srcs || l->labelled || l->labels_off)
-        return ZF_OK;
+        return;
     zf_ticks tk = zf_array_ticks(l->a);
     /* else each value's own text in that format (cftime objects: their str()) */
     l->pdvals = l->format == ZF_FORMAT_PANDAS && tk.values != ZF_VALUES_CFTIME;
@@ -37,7 +37,7 @@ int zf_layout_plan_labels(zf_layout *l)
         zf_log("%s/%s: the values' unit cannot be written as pandas does; the .csv has index "
                "columns", zf_store_path(zf_array_store(l->a)), zf_array_path(l->a));
         l->labels_off = 1;
-        return ZF_OK;
+        return;
     }
     /* the data columns as the sources name them: one left out when its
      * table is loaded (labels.h) keeps its place in pandas' slices, as in
@@ -48,7 +48,6 @@ int zf_layout_plan_labels(zf_layout *l)
     l->ndata = ndata;
     l->labelled = 1;
     slice_blocks(l);
-    return ZF_OK;
 }
 
 uint64_t zf_layout_labels_len(const zf_layout *l, const uint64_t *c, uint64_t k)
