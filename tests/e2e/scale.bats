@@ -158,6 +158,8 @@ setup() {
     run zf_t grep chunks_present "$ZF_MNT/a.info"
     assert_output "chunks_present: 100000 of 100000"
     t1=$(cpu_ticks "$ZF_PID")
-    # a stat per chunk took ~0.25 s of CPU for 10^5 chunks; the entries' types ~0.02 s
-    (( (t1 - t0) * 1000 / TICK < 100 )) || fail ".info took $(( (t1 - t0) * 1000 / TICK )) ms of CPU"
+    # a stat per chunk took ~0.25 s of CPU for 10^5 chunks; the entries' types
+    # take 60-90 ms on a 2-CPU machine while other suites run (100 ms, the old
+    # bound, was met once in a full run): 150 ms still tells the two apart
+    (( (t1 - t0) * 1000 / TICK < 150 )) || fail ".info took $(( (t1 - t0) * 1000 / TICK )) ms of CPU"
 }
