@@ -284,19 +284,21 @@ static inline __attribute__((always_inline)) void split_p(int64_t n, int64_t p, 
     q->ns = (uint32_t)r * to_ns;
 }
 
-/* Split v when it is a fast case (1), else 0. */
-static inline int fast_split(const zf_dtfmt *f, int64_t v, fast *q)
+/* Split v, of f's scale and unit u (f->unit: a constant where the caller
+ * has one), when it is a fast case (1), else 0. */
+static inline __attribute__((always_inline)) int fast_split(const zf_dtfmt *f, zf_unit u,
+                                                            int64_t v, fast *q)
 {
     int64_t n;
     if (v == ZF_NAT || __builtin_mul_overflow(v, (int64_t)f->scale, &n))
         return 0;
-    switch (f->unit) {
+    switch (u) {
     case ZF_UNIT_ns: split_p(n, 1000000000, 1, q); break;
     case ZF_UNIT_us: split_p(n, 1000000, 1000, q); break;
     case ZF_UNIT_ms: split_p(n, 1000, 1000000, q); break;
     case ZF_UNIT_s: split_p(n, 1, 0, q); break;
     case ZF_UNIT_W: case ZF_UNIT_D: case ZF_UNIT_h: case ZF_UNIT_m:
-        if (__builtin_mul_overflow(n, (int64_t)zf_units[f->unit].secs, &n))
+        if (__builtin_mul_overflow(n, (int64_t)zf_units[u].secs, &n))
             return 0;
         split_p(n, 1, 0, q);
         break;
@@ -304,6 +306,12 @@ static inline int fast_split(const zf_dtfmt *f, int64_t v, fast *q)
     }
     return q->days >= DAYS_Y0 && q->days < DAYS_Y10000;
 }
+
+/* the date of the day last written: a run of values of one day makes it once */
+typedef struct day_memo {
+    int64_t days; /* INT64_MIN: none yet */
+    char date[10];
+} day_memo;
 
 /* "YYYY-MM-DD" of a fast day (the algorithm of zf_civil_from_days, shifted
  * one era so that every quotient is of non-negative numbers) */
@@ -323,6 +331,17 @@ static inline char *put_date64(char *p, int64_t days)
     return p + 10;
 }
 
+/* put_date64 through the memo m */
+static inline char *put_date_memo(char *p, int64_t days, day_memo *m)
+{
+    if (days != m->days) {
+        put_date64(m->date, days);
+        m->days = days;
+    }
+    memcpy(p, m->date, 10);
+    return p + 10;
+}
+
 /* pandas' fraction of ns nanoseconds: none, 6 or 9 digits (with the dot) */
 static inline unsigned fast_frac_len(uint32_t ns)
 {
@@ -330,9 +349,9 @@ static inline unsigned fast_frac_len(uint32_t ns)
 }
 
 /* pandas / iso text of a fast instant */
-static inline size_t fast_pandas(const fast *q, char sep, char *out)
+static inline size_t fast_pandas(const fast *q, char sep, char *out, day_memo *m)
 {
-    char *p = put_date64(out, q->days);
+    char *p = put_date_memo(out, q->days, m);
     *p++ = sep;
     p = put_time(p, q->sod, 3);
     unsigned fl = fast_frac_len(q->ns);
@@ -347,9 +366,9 @@ static inline size_t fast_pandas(const fast *q, char sep, char *out)
 }
 
 /* numpy text of a fast instant: down to the unit (W..ns) */
-static inline size_t fast_numpy(const fast *q, zf_unit u, char *out)
+static inline size_t fast_numpy(const fast *q, zf_unit u, char *out, day_memo *m)
 {
-    char *p = put_date64(out, q->days);
+    char *p = put_date_memo(out, q->days, m);
     if (u >= ZF_UNIT_h) {
         *p++ = 'T';
         p = put_time(p, q->sod, u == ZF_UNIT_h ? 1 : u == ZF_UNIT_m ? 2 : 3);
@@ -395,28 +414,57 @@ static size_t general_value(const zf_dtfmt *f, int64_t v, char *out)
     }
 }
 
-/* Write the text of v into out; returns its length. */
-size_t zf_dtfmt_value(const zf_dtfmt *f, int64_t v, char *out)
+/* the text of v (of unit u: f->unit, a constant where inlined) into out,
+ * its date through m; its length */
+static inline __attribute__((always_inline)) size_t value_memo(const zf_dtfmt *f, zf_unit u,
+                                                               int64_t v, char *out,
+                                                               day_memo *m)
 {
     fast q;
-    if (f->text.format <= ZF_FORMAT_NUMPY && fast_split(f, v, &q))
-        return f->text.format == ZF_FORMAT_NUMPY ? fast_numpy(&q, f->unit, out)
-               : fast_pandas(&q, f->text.format == ZF_FORMAT_PANDAS ? ' ' : 'T', out);
+    if (f->text.format <= ZF_FORMAT_NUMPY && fast_split(f, u, v, &q))
+        return f->text.format == ZF_FORMAT_NUMPY
+                   ? fast_numpy(&q, u, out, m)
+                   : fast_pandas(&q, f->text.format == ZF_FORMAT_PANDAS ? ' ' : 'T', out, m);
     return general_value(f, v, out);
 }
 
-/* Length of v's text: arithmetic in the fast case, else the text made in a
- * scratch buffer (exact by construction). */
-size_t zf_dtfmt_len(const zf_dtfmt *f, int64_t v)
+/* Write the text of v into out; returns its length. */
+size_t zf_dtfmt_value(const zf_dtfmt *f, int64_t v, char *out)
+{
+    day_memo m = {INT64_MIN, {0}};
+    return value_memo(f, f->unit, v, out, &m);
+}
+
+/* the length of v's text (of unit u: f->unit, a constant where inlined):
+ * arithmetic in the fast case, else the text made in a scratch buffer
+ * (exact by construction) */
+static inline __attribute__((always_inline)) size_t len_of(const zf_dtfmt *f, zf_unit u,
+                                                           int64_t v)
 {
     fast q;
     char buf[ZF_VALUE_MAX];
     if (v == ZF_NAT)
         return f->text.nat_len;
-    if (f->text.format <= ZF_FORMAT_NUMPY && fast_split(f, v, &q))
-        return f->text.format == ZF_FORMAT_NUMPY ? fast_numpy_len(f->unit)
-                                                 : 19u + fast_frac_len(q.ns);
+    if (f->scale == 1 && f->text.format <= ZF_FORMAT_NUMPY && u >= ZF_UNIT_s && u <= ZF_UNIT_ns) {
+        /* ticks of a power of ten of a second, in years 0..9999: no split needed */
+        int64_t per_s = (int64_t)zf_p10[zf_units[u].exp];
+        zf_i128 lo = (zf_i128)DAYS_Y0 * S_PER_DAY * per_s;
+        zf_i128 hi = (zf_i128)DAYS_Y10000 * S_PER_DAY * per_s;
+        if (v >= lo && v < hi)
+            return f->text.format == ZF_FORMAT_NUMPY      ? fast_numpy_len(u)
+                   : v % per_s == 0                      ? 19u /* fast_frac_len's cases */
+                   : u == ZF_UNIT_ns && v % 1000 != 0 ? 29u
+                                                         : 26u;
+    }
+    if (f->text.format <= ZF_FORMAT_NUMPY && fast_split(f, u, v, &q))
+        return f->text.format == ZF_FORMAT_NUMPY ? fast_numpy_len(u) : 19u + fast_frac_len(q.ns);
     return general_value(f, v, buf);
+}
+
+/* Length of v's text. */
+size_t zf_dtfmt_len(const zf_dtfmt *f, int64_t v)
+{
+    return len_of(f, f->unit, v);
 }
 
 /* ---- the text interface (text.h) -------------------------------------- */
@@ -436,25 +484,52 @@ static size_t text_len(const zf_text *t, int64_t v)
     return zf_dtfmt_len(dt_of(t), v);
 }
 
-static uint64_t text_len_sum(const zf_text *t, const int64_t *v, size_t n)
+/* text_len_sum for values of unit u (a constant where inlined) */
+static inline __attribute__((always_inline)) uint64_t len_sum_of(const zf_dtfmt *f, zf_unit u,
+                                                                 const int64_t *v, size_t n)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < n; i++)
-        sum += zf_dtfmt_len(dt_of(t), v[i]);
+        sum += len_of(f, u, v[i]);
     return sum;
 }
 
-static zf_lines text_lines(const zf_text *t, const int64_t *v, size_t n, char *out, size_t cap)
+/* one function per common unit of time stamps (its divisors constants),
+ * else the unit read from f */
+#define BY_UNIT(F, f, ...)                                                                   \
+    switch ((f)->unit) {                                                                     \
+    case ZF_UNIT_s: return F(f, ZF_UNIT_s, __VA_ARGS__);                                     \
+    case ZF_UNIT_ms: return F(f, ZF_UNIT_ms, __VA_ARGS__);                                   \
+    case ZF_UNIT_us: return F(f, ZF_UNIT_us, __VA_ARGS__);                                   \
+    case ZF_UNIT_ns: return F(f, ZF_UNIT_ns, __VA_ARGS__);                                   \
+    default: return F(f, (f)->unit, __VA_ARGS__);                                            \
+    }
+
+static uint64_t text_len_sum(const zf_text *t, const int64_t *v, size_t n)
+{
+    BY_UNIT(len_sum_of, dt_of(t), v, n)
+}
+
+/* text_lines for values of unit u (a constant where inlined) */
+static inline __attribute__((always_inline)) zf_lines lines_of(const zf_dtfmt *f, zf_unit u,
+                                                               const int64_t *v, size_t n,
+                                                               char *out, size_t cap)
 {
     zf_lines r = {0, 0, 0};
-    size_t room = (t->nat_len > ZF_VALUE_MAX ? t->nat_len : ZF_VALUE_MAX) + 1u;
+    day_memo m = {INT64_MIN, {0}};
+    size_t room = (f->text.nat_len > ZF_VALUE_MAX ? f->text.nat_len : ZF_VALUE_MAX) + 1u;
     for (; r.count < n && cap - r.bytes >= room; r.count++) {
-        size_t len = zf_dtfmt_value(dt_of(t), v[r.count], out + r.bytes);
+        size_t len = value_memo(f, u, v[r.count], out + r.bytes, &m);
         out[r.bytes + len] = '\n';
         r.last = r.bytes;
         r.bytes += len + 1;
     }
     return r;
+}
+
+static zf_lines text_lines(const zf_text *t, const int64_t *v, size_t n, char *out, size_t cap)
+{
+    BY_UNIT(lines_of, dt_of(t), v, n, out, cap)
 }
 
 static const zf_text_ops datetime_ops = {

@@ -64,13 +64,19 @@ static zf_i128 split_days(const zf_pdcsv *c, int64_t v, int64_t *rem)
     return q;
 }
 
-/* the ZF_PD_* parts of rem ns into a day */
+/* the ZF_PD_* parts of rem ns into a day (each part implies those above it:
+ * most values are whole seconds, tested once) */
 static unsigned rem_parts(int64_t r)
 {
     if (r == 0)
         return 0;
-    return ZF_PD_SUBDAY | (r % NS_PER_S ? ZF_PD_SUBSEC : 0) | (r % 1000000 ? ZF_PD_SUBMS : 0) |
-           (r % 1000 ? ZF_PD_SUBUS : 0);
+    if (r % NS_PER_S == 0)
+        return ZF_PD_SUBDAY;
+    if (r % 1000000 == 0)
+        return ZF_PD_SUBDAY | ZF_PD_SUBSEC;
+    if (r % 1000 == 0)
+        return ZF_PD_SUBDAY | ZF_PD_SUBSEC | ZF_PD_SUBMS;
+    return ZF_PD_SUBDAY | ZF_PD_SUBSEC | ZF_PD_SUBMS | ZF_PD_SUBUS;
 }
 
 /* the ZF_PD_* parts of v (0 for NaT) */
@@ -172,7 +178,9 @@ static size_t days_len(const zf_pdcsv *c, zf_i128 days)
     return (size_t)(put_days(c, days, tmp) - tmp);
 }
 
-void zf_pdcsv_measure(const zf_pdcsv *c, const int64_t *v, size_t n, zf_pdsum *s)
+/* zf_pdcsv_measure for any unit: each value split exactly (in 128 bits
+ * when its nanoseconds overflow 64) */
+static void measure_each(const zf_pdcsv *c, const int64_t *v, size_t n, zf_pdsum *s)
 {
     uint64_t base = 0, nn = 0, neg = 0;
     unsigned parts = 0;
@@ -190,6 +198,73 @@ void zf_pdcsv_measure(const zf_pdcsv *c, const int64_t *v, size_t n, zf_pdsum *s
     s->nn += nn;
     s->neg += c->values == ZF_VALUES_DURATION ? neg : 0;
     s->parts |= parts;
+}
+
+/* the ZF_PD_* parts a value of c's ticks can have at all */
+static unsigned possible_parts(const zf_pdcsv *c)
+{
+    return rem_parts(c->ns_per_tick) | ZF_PD_SUBDAY;
+}
+
+/* zf_pdcsv_measure where a day is per_day ticks (a constant where inlined):
+ * days and remainder in ticks, no overflow; a value's parts are looked at
+ * only until the run has every part its unit can give */
+static inline __attribute__((always_inline)) void measure_ticks(const zf_pdcsv *c,
+                                                                const int64_t *v, size_t n,
+                                                                int64_t per_day, int durations,
+                                                                zf_pdsum *s)
+{
+    const unsigned all = possible_parts(c);
+    uint64_t base = 0, nn = 0, neg = 0;
+    unsigned parts = s->parts & all;
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = v[i];
+        if (x == ZF_NAT)
+            continue;
+        int64_t q = x / per_day, r = x - q * per_day;
+        if (r < 0) {
+            q--;
+            r += per_day;
+        }
+        nn++;
+        if (durations) { /* "-N days" */
+            uint64_t mag = q < 0 ? -(uint64_t)q : (uint64_t)q;
+            base += zf_ndig64(mag) + 5u + (q < 0);
+            neg += x < 0;
+        } else { /* "YYYY-MM-DD" in years 0001..9999 */
+            base += q >= -719162 && q < 2932897 ? 10u : days_len(c, q);
+        }
+        if (parts != all) /* (r < per_day: r ns < a day's, no overflow) */
+            parts |= rem_parts(r * c->ns_per_tick);
+    }
+    s->base += base;
+    s->nn += nn;
+    s->neg += neg;
+    s->parts |= parts;
+}
+
+#define MEASURE_UNITS(DUR)                                                                  \
+    switch (per_day) {                                                                      \
+    case 86400: measure_ticks(c, v, n, 86400, DUR, s); break;                               \
+    case INT64_C(86400000): measure_ticks(c, v, n, INT64_C(86400000), DUR, s); break;       \
+    case INT64_C(86400000000): measure_ticks(c, v, n, INT64_C(86400000000), DUR, s); break; \
+    case NS_PER_DAY: measure_ticks(c, v, n, NS_PER_DAY, DUR, s); break;                     \
+    default: measure_ticks(c, v, n, per_day, DUR, s); break;                                \
+    }
+
+void zf_pdcsv_measure(const zf_pdcsv *c, const int64_t *v, size_t n, zf_pdsum *s)
+{
+    /* a whole number of ticks a day (units h..ns, scales dividing a day):
+     * in ticks, the common units with constant divisors */
+    if (c->months || c->ns_per_tick > NS_PER_DAY || NS_PER_DAY % c->ns_per_tick) {
+        measure_each(c, v, n, s);
+        return;
+    }
+    int64_t per_day = NS_PER_DAY / c->ns_per_tick;
+    if (c->values == ZF_VALUES_DURATION)
+        MEASURE_UNITS(1)
+    else
+        MEASURE_UNITS(0)
 }
 
 size_t zf_pdcsv_base_len(const zf_pdcsv *c, int64_t v)

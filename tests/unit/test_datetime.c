@@ -164,7 +164,8 @@ static void test_init_and_nat(void)
 }
 
 /* extremes of every unit, format and scale stay within ZF_VALUE_MAX; the run
- * functions agree with the per-value ones */
+ * functions agree with the per-value ones, on values anywhere and on runs
+ * of close values (many of a day, then the next: the memo of the date) */
 static void test_bounds_and_runs(void)
 {
     static const uint32_t scales[] = {1, 7, 86400, 2147483647};
@@ -185,8 +186,11 @@ static void test_bounds_and_runs(void)
                 }
                 size_t wn = 0;
                 uint64_t sum = 0;
-                for (int i = 0; i < N; i++) {
-                    vals[i] = i % 13 == 0 ? ZF_NAT : (int64_t)rng() >> (rng() % 64);
+                int64_t near = (int64_t)rng() >> (rng() % 64);
+                for (int i = 0; i < N; i++) { /* the second half: runs of one day and the next */
+                    vals[i] = i % 13 == 0 ? ZF_NAT
+                              : i < N / 2 ? (int64_t)rng() >> (rng() % 64)
+                                          : (near += (int64_t)(rng() % 4000)) / (i % 7 ? 1 : 2);
                     sum += zf_dtfmt_len(&f, vals[i]);
                     wn += zf_dtfmt_value(&f, vals[i], want + wn);
                     want[wn++] = '\n';

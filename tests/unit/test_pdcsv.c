@@ -1,7 +1,9 @@
 /* test_pdcsv.c - time values as pandas' to_csv writes a column of them:
  * the golden file golden/pdcsv.txt (gen_pdcsv.py: pandas itself), each
  * column's format chosen from its values, every text's length against
- * zf_pdcsv_base_len + zf_pdcsv_extra, and no write past the text.
+ * zf_pdcsv_base_len + zf_pdcsv_extra, and no write past the text;
+ * zf_pdcsv_measure (per unit, fast loops) against those per-value functions
+ * on random runs of every unit, kind and a few scales.
  *
  *   test_pdcsv        (cwd tests/) */
 #define _POSIX_C_SOURCE 200809L
@@ -77,8 +79,67 @@ static void check_column(const column *c, int lineno)
     }
 }
 
+/* a random value: small, near a day's multiple, huge, negative, or NaT */
+static int64_t random_value(uint64_t *st)
+{
+    *st = *st * 6364136223846793005u + 1442695040888963407u;
+    uint64_t x = *st >> 11;
+    switch (x % 6) {
+    case 0: return ZF_NAT;
+    case 1: return (int64_t)(x >> 8) - (int64_t)(x >> 9); /* anything of 45 bits */
+    case 2: return (int64_t)(x >> 30) * 86400 * ((x & 1) ? 1 : -1);
+    case 3: return (int64_t)(*st ^ (x << 21)); /* anything at all */
+    case 4: return (int64_t)(x % 1000) - 500;
+    default: return (int64_t)((x >> 4) % 100000) * 3600;
+    }
+}
+
+/* zf_pdcsv_measure of runs of values against the per-value functions */
+static void check_measure(void)
+{
+    static const zf_unit units[] = {ZF_UNIT_W, ZF_UNIT_D, ZF_UNIT_h, ZF_UNIT_m, ZF_UNIT_s,
+                                    ZF_UNIT_ms, ZF_UNIT_us, ZF_UNIT_ns};
+    static const uint32_t scales[] = {1, 7, 10, 1000};
+    uint64_t st = 42;
+    int64_t v[257];
+    for (int kind = 0; kind < 2; kind++)
+        for (size_t u = 0; u < sizeof units / sizeof *units; u++)
+            for (size_t k = 0; k < sizeof scales / sizeof *scales; k++)
+                for (int run = 0; run < 40; run++) {
+                    zf_pdcsv pd;
+                    zf_values values = kind ? ZF_VALUES_DATETIME : ZF_VALUES_DURATION;
+                    if (zf_pdcsv_init(&pd, values, units[u], scales[k]) != ZF_OK)
+                        continue;
+                    size_t n = (size_t)(random_value(&st) & 255) + 1;
+                    int64_t only = run % 4 == 0 ? random_value(&st) % 5000 * 86400 : 0;
+                    for (size_t i = 0; i < n; i++) /* some runs of whole days only */
+                        v[i] = only && i % 3 ? only : random_value(&st);
+                    zf_pdsum got = {0, 0, 0, 0}, want = {0, 0, 0, 0};
+                    size_t half = n / 2; /* in two calls: the second starts from the first's sum */
+                    zf_pdcsv_measure(&pd, v, half, &got);
+                    zf_pdcsv_measure(&pd, v + half, n - half, &got);
+                    for (size_t i = 0; i < n; i++) {
+                        if (v[i] == ZF_NAT)
+                            continue;
+                        want.base += zf_pdcsv_base_len(&pd, v[i]);
+                        want.nn++;
+                        want.neg += values == ZF_VALUES_DURATION && v[i] < 0;
+                    }
+                    want.parts = zf_pdcsv_parts_of(&pd, v, n);
+                    CHECK(got.base == want.base && got.nn == want.nn && got.neg == want.neg &&
+                              got.parts == want.parts,
+                          "measure: kind %d unit %d scale %u run %d: base %llu/%llu nn %llu/%llu "
+                          "neg %llu/%llu parts %u/%u", kind, (int)units[u], scales[k], run,
+                          (unsigned long long)got.base, (unsigned long long)want.base,
+                          (unsigned long long)got.nn, (unsigned long long)want.nn,
+                          (unsigned long long)got.neg, (unsigned long long)want.neg, got.parts,
+                          want.parts);
+                }
+}
+
 int main(void)
 {
+    check_measure();
     FILE *f = fopen("golden/pdcsv.txt", "r");
     CHECK(f != NULL, "golden/pdcsv.txt (run from tests/)");
     char line[4096];
