@@ -206,36 +206,121 @@ static unsigned possible_parts(const zf_pdcsv *c)
     return rem_parts(c->ns_per_tick) | ZF_PD_SUBDAY;
 }
 
+/* ticks of a second, a millisecond and a microsecond of ticks of t ns (a
+ * power of ten up to 1e9, or whole seconds; 0: no such part can happen):
+ * then a value has a part below each exactly when it is not a multiple of
+ * it.  0 if t is neither (the remainder is taken in ns) */
+static int tick_divisors(int64_t t, int64_t d[3])
+{
+    static const int64_t unit_ns[3] = {NS_PER_S, 1000000, 1000};
+    if (t % NS_PER_S != 0 && !(t <= NS_PER_S && zf_p10[zf_ndig64((uint64_t)t) - 1] == (uint64_t)t))
+        return 0;
+    for (unsigned k = 0; k < 3; k++)
+        d[k] = t < unit_ns[k] ? unit_ns[k] / t : 0;
+    return 1;
+}
+
+/* a value's parts below a day from its ticks alone (tick_divisors d) */
+static inline unsigned tick_parts(int64_t x, int64_t per_day, const int64_t d[3])
+{
+    if (x % per_day == 0)
+        return 0;
+    unsigned p = ZF_PD_SUBDAY; /* each part implies those above it */
+    if (d[0] > 1 && x % d[0]) {
+        p |= ZF_PD_SUBSEC;
+        if (d[1] > 1 && x % d[1]) {
+            p |= ZF_PD_SUBMS;
+            if (d[2] > 1 && x % d[2])
+                p |= ZF_PD_SUBUS;
+        }
+    }
+    return p;
+}
+
+/* where a duration's count of whole days gains a digit, in ticks (a day
+ * per_day ticks): x >= up[k] (x >= 0) or x < down[k] (x < 0) for k + 2
+ * digits or more; those beyond int64 are left out (no value reaches them) */
+typedef struct digit_steps {
+    int64_t up[19], down[19];
+    unsigned nup, ndown;
+} digit_steps;
+
+static void digit_steps_of(int64_t per_day, digit_steps *st)
+{
+    st->nup = st->ndown = 0;
+    for (unsigned k = 1; k < 19 && !__builtin_mul_overflow((int64_t)zf_p10[k], per_day,
+                                                           &st->up[st->nup]); k++)
+        st->nup++;
+    for (unsigned k = 1; k < 19 && !__builtin_mul_overflow(1 - (int64_t)zf_p10[k], per_day,
+                                                           &st->down[st->ndown]); k++)
+        st->ndown++;
+}
+
+/* digits of the whole days of a duration of x ticks (as zf_ndig of |floor|) */
+static inline unsigned day_digits(int64_t x, const digit_steps *st)
+{
+    unsigned dg = 1;
+    if (x >= 0)
+        while (dg <= st->nup && x >= st->up[dg - 1])
+            dg++;
+    else
+        while (dg <= st->ndown && x < st->down[dg - 1])
+            dg++;
+    return dg;
+}
+
+/* floor(x / per_day) */
+static inline int64_t floor_days(int64_t x, int64_t per_day)
+{
+    int64_t q = x / per_day;
+    return q - (x % per_day < 0);
+}
+
 /* zf_pdcsv_measure where a day is per_day ticks (a constant where inlined):
- * days and remainder in ticks, no overflow; a value's parts are looked at
- * only until the run has every part its unit can give */
+ * no division but for parts (a multiple test, and only until the run has
+ * every part its unit can give) and for the rare time stamp outside years
+ * 1..9999; durations' day digits by comparisons */
 static inline __attribute__((always_inline)) void measure_ticks(const zf_pdcsv *c,
                                                                 const int64_t *v, size_t n,
                                                                 int64_t per_day, int durations,
                                                                 zf_pdsum *s)
 {
     const unsigned all = possible_parts(c);
+    int64_t d[3] = {0, 0, 0};
+    int by_ticks = tick_divisors(c->ns_per_tick, d);
+    digit_steps st;
+    int64_t lo = INT64_MIN, hi = INT64_MAX; /* years 0001..9999: [lo, hi] */
+    if (durations) {
+        digit_steps_of(per_day, &st);
+    } else {
+        if (__builtin_mul_overflow(INT64_C(-719162), per_day, &lo))
+            lo = INT64_MIN;
+        if (__builtin_mul_overflow(INT64_C(2932897), per_day, &hi))
+            hi = INT64_MAX;
+        else
+            hi--;
+    }
     uint64_t base = 0, nn = 0, neg = 0;
     unsigned parts = s->parts & all;
     for (size_t i = 0; i < n; i++) {
         int64_t x = v[i];
         if (x == ZF_NAT)
             continue;
-        int64_t q = x / per_day, r = x - q * per_day;
-        if (r < 0) {
-            q--;
-            r += per_day;
-        }
         nn++;
         if (durations) { /* "-N days" */
-            uint64_t mag = q < 0 ? -(uint64_t)q : (uint64_t)q;
-            base += zf_ndig64(mag) + 5u + (q < 0);
+            base += day_digits(x, &st) + 5u + (x < 0);
             neg += x < 0;
-        } else { /* "YYYY-MM-DD" in years 0001..9999 */
-            base += q >= -719162 && q < 2932897 ? 10u : days_len(c, q);
+        } else { /* "YYYY-MM-DD" */
+            base += x >= lo && x <= hi ? 10u : days_len(c, floor_days(x, per_day));
         }
-        if (parts != all) /* (r < per_day: r ns < a day's, no overflow) */
+        if (parts == all)
+            continue;
+        if (by_ticks) {
+            parts |= tick_parts(x, per_day, d);
+        } else { /* (r < per_day: r ns < a day's, no overflow) */
+            int64_t r = x - floor_days(x, per_day) * per_day;
             parts |= rem_parts(r * c->ns_per_tick);
+        }
     }
     s->base += base;
     s->nn += nn;
