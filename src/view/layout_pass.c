@@ -406,16 +406,19 @@ static void *pass_worker(void *arg)
 }
 
 /* workers of the size pass: one per CPU (opts->threads); for a remote store
- * as many as it keeps requests in flight (zf_store.parallel), at most
- * ZF_PASS_MAX_THREADS, and beyond the CPU count only as many as the cache
- * has room for: each worker holds at most one decoded chunk and one stored
- * (raw) chunk, counted against cache_size through the pass's reserve, so
- * the requests in flight hold at most that many raw buffers */
+ * twice as many as it keeps requests in flight (zf_store.parallel: while a
+ * worker decodes what it fetched, another's request keeps the connection
+ * busy; with as many, each connection idled for a decode between two
+ * requests), at most ZF_PASS_MAX_THREADS, and beyond the CPU count only as
+ * many as the cache has room for: each worker holds at most one decoded
+ * chunk and one stored (raw) chunk, counted against cache_size through the
+ * pass's reserve, so the requests in flight hold at most that many raw
+ * buffers */
 static unsigned pass_threads(const zf_layout *l)
 {
     unsigned nt = l->threads < ZF_PASS_MAX_THREADS ? l->threads : ZF_PASS_MAX_THREADS;
     const zf_store *st = zf_array_store(l->a);
-    unsigned want = st->remote ? st->parallel : 0;
+    unsigned want = st->remote ? 2 * st->parallel : 0;
     want = want < ZF_PASS_MAX_THREADS ? want : ZF_PASS_MAX_THREADS;
     while (want > nt && !zf_array_cache_room(l->a, 2 * want))
         want--;
