@@ -95,6 +95,13 @@ void zf_gen_put(zf_fs *fs, zf_gen *g)
     gens_free(dead);
 }
 
+void zf_gen_hold(zf_fs *fs, zf_gen *g)
+{
+    pthread_mutex_lock(&fs->mu);
+    g->refs++;
+    pthread_mutex_unlock(&fs->mu);
+}
+
 zf_gen *zf_gen_get(zf_fs *fs)
 {
     pthread_mutex_lock(&fs->mu);

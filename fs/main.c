@@ -187,7 +187,11 @@ static int serve_mounted(struct fuse_session *se, const struct fuse_cmdline_opts
         zf_log_warn("cannot start a thread; sequential reads will not prefetch");
     if (zf_gen_start_notifier(fs) != 0)
         zf_log_warn("cannot start a thread; changes to the store will not be seen");
+    if (!(fs->presize = zf_presize_start(fs, fs->presize_bytes)))
+        zf_log_warn("out of memory; arrays will not be sized ahead");
     int rc = loop(se, o);
+    zf_presize_stop(fs->presize); /* (its passes hold generations and the cache) */
+    fs->presize = NULL;
     zf_gen_stop_notifier(fs); /* no notification may outlive the session's fd */
     return rc;
 }
@@ -249,6 +253,7 @@ static int serve(struct fuse_args *args, struct fuse_cmdline_opts *o, zf_fs *fs)
 typedef struct settings {
     size_t cache_bytes;
     size_t read_ahead;
+    size_t presize;     /* -o presize (bytes of values), 0: none */
     double timeout;     /* ZF_TIMEOUT_NEVER: a static view */
     zf_log_level log_level;
     zf_layout_opts lo;
@@ -305,6 +310,9 @@ static int check_mount_options(const cli *c, const struct fuse_cmdline_opts *o, 
         return fail("invalid read_ahead", c->read_ahead);
     if (st->read_ahead > ZF_READ_AHEAD_MAX)
         return fail("read_ahead is larger than 1G", c->read_ahead);
+    st->presize = zf_opt_size(DEFAULT(c, presize));
+    if (!st->presize && strcmp(DEFAULT(c, presize), "0") != 0)
+        return fail("invalid presize", c->presize);
     /* a remote store is re-checked less often: every check costs requests */
     const char *timeout = c->timeout ? c->timeout : zf_store_spec_remote(c->store) ? "60" : "1";
     if (parse_seconds(timeout, &st->timeout))
@@ -469,7 +477,7 @@ static int run_with(struct fuse_args *args, struct fuse_cmdline_opts *o, cli *c,
                 .uid = attrs.uid, .gid = attrs.gid, .file_mode = attrs.file_mode,
                 .dir_mode = attrs.dir_mode, .mtime = mtime,
                 .mountpoint = o->mountpoint, .read_ahead_kb = (unsigned)(st->read_ahead >> 10),
-                .read_ahead_asked = c->read_ahead != NULL};
+                .read_ahead_asked = c->read_ahead != NULL, .presize_bytes = st->presize};
     if (add_mount_opts(args, c, zf_store_path(store)) != 0) {
         zf_tree_free(tree);
         rc = fail("out of memory", NULL);

@@ -171,6 +171,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     const zf_node *n = zf_gen_node(fs, ino, &g);
     struct stat st;
     req_begin(req, ZF_DEADLINE_NONE); /* a size pass waits as long as it takes, unless interrupted */
+    if (n && n->view != ZF_VIEW_INFO) /* (.info is never sized by a pass) */
+        zf_presize_dir(fs->presize, g, n);
     int err = req_end(n ? node_attr(fs, n, &st, 1) : ENOENT);
     double timeout = err || n->is_dir || size_final(n) ? fs->timeout : 0;
     zf_gen_put(fs, g); /* n may go with it */
@@ -381,12 +383,15 @@ static char *read_buf(void)
  * is not bounded: it measures the whole array for every reader, like the
  * first stat, which runs it too.  Both end when the request is interrupted
  * (req_begin). */
-static int read_within_budget(const zf_fs *fs, const zf_node *n, uint64_t off, char *buf,
-                              size_t size, size_t *got, zf_cursor *cursor)
+static int read_within_budget(const zf_fs *fs, zf_gen *g, const zf_node *n, uint64_t off,
+                              char *buf, size_t size, size_t *got, zf_cursor *cursor)
 {
     uint64_t total;
-    int rc = zf_layout_view_ready(n->layout, n->view) ? ZF_OK
-                                                      : zf_layout_size(n->layout, n->view, &total);
+    int rc = ZF_OK;
+    if (!zf_layout_view_ready(n->layout, n->view)) {
+        zf_presize_dir(fs->presize, g, n);
+        rc = zf_layout_size(n->layout, n->view, &total);
+    }
     if (rc)
         return rc;
     if (fs->store->budget_ms)
@@ -454,7 +459,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     zf_cursor cursor = h->cursor;
     pthread_mutex_unlock(&h->mu);
     req_begin(req, ZF_DEADLINE_NONE);
-    int rc = read_within_budget(fs_of(req), n, (uint64_t)off, buf, size, &got, &cursor);
+    int rc = read_within_budget(fs_of(req), h->gen, n, (uint64_t)off, buf, size, &got, &cursor);
     err = req_end(rc ? zf_err_errno(rc) : 0);
     pthread_mutex_lock(&h->mu);
     h->cursor = cursor;

@@ -43,6 +43,10 @@
     X(read_ahead, VAL, "BYTES", "4M",                                                            \
       "the kernel's read-ahead window of the mount, set on the first open; 0 leaves the "        \
       "kernel's; needs root")                                                                    \
+    X(presize, VAL, "BYTES", "1G",                                                               \
+      "when a file's array is first sized, the other arrays of its directory are sized too, in " \
+      "the background, in name order, those whose values (8 bytes each) fit in this many "      \
+      "bytes; 0: each array only when asked")                                                   \
     X(timeout, VAL, "SECONDS", "1, 60 for a remote store",                                      \
       "how long the kernel caches names and sizes, and how often the store's metadata is "       \
       "re-checked for changes (the chunks of arrays being read too; of the others, less "        \
@@ -106,8 +110,8 @@
 /* X(ID): the options of ZF_OPTIONS that only a mount has; zarrfs-cat takes
  * every other one (the same names, values and defaults) */
 #define ZF_MOUNT_ONLY_OPTIONS(X)                                                                 \
-    X(read_ahead) X(timeout) X(no_index_cache) X(index_cache_size) X(log) X(log_level) X(uid)  \
-    X(gid) X(umask)
+    X(read_ahead) X(presize) X(timeout) X(no_index_cache) X(index_cache_size) X(log)           \
+    X(log_level) X(uid) X(gid) X(umask)
 
 /* the number of each option of ZF_OPTIONS: ZF_OPT_format, ZF_OPT_nat, ... */
 enum zf_opt_id {

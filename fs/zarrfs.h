@@ -37,6 +37,9 @@ typedef struct zf_inodes {
     size_t count;
 } zf_inodes;
 
+/* The arrays sized ahead of their first request (presize.c). */
+typedef struct zf_presize zf_presize;
+
 /* The part of every open file's handle that links it into zf_fs.open (ops.c). */
 typedef struct zf_open_link {
     struct zf_open_link *prev, *next;
@@ -71,6 +74,8 @@ typedef struct zf_fs {
     unsigned read_ahead_kb;  /* read-ahead window to set on the mount; 0: leave it */
     int read_ahead_asked;    /* given with -o read_ahead: say when it cannot be set */
     int read_ahead_tried;    /* the window was set (or failed) on a first open */
+    uint64_t presize_bytes;  /* -o presize: values sized ahead per directory (bytes) */
+    zf_presize *presize;     /* NULL until the session's threads start */
 } zf_fs;
 
 /* The current generation with one reference; give it back with zf_gen_put.
@@ -91,6 +96,9 @@ int zf_gen_remember(zf_fs *fs, zf_gen *g, uint64_t ino);
 /* FORGET: the kernel dropped n references to ino (or a reply counted by
  * zf_gen_remember never reached it); the last one releases its generation. */
 void zf_gen_forget(zf_fs *fs, uint64_t ino, uint64_t n);
+
+/* One more reference to g, which the caller holds one of. */
+void zf_gen_hold(zf_fs *fs, zf_gen *g);
 
 /* Drop a reference; the last one frees the generation's tree. */
 void zf_gen_put(zf_fs *fs, zf_gen *g);
@@ -114,6 +122,21 @@ void zf_gen_recheck_soon(zf_fs *fs);
 /* Stop the notifier thread and the SIGUSR1 one (before the session is
  * unmounted); waits for a re-check in progress. */
 void zf_gen_stop_notifier(zf_fs *fs);
+
+/* Start sizing ahead (ZF_PRESIZE_THREADS threads, after fuse_daemonize)
+ * the other arrays of a directory whose first array is sized, at most
+ * budget bytes of values (8 per value) per directory; 0: never (no
+ * threads).  NULL without memory. */
+zf_presize *zf_presize_start(zf_fs *fs, uint64_t budget);
+
+/* Node n of generation g is about to be sized by a request: if its array
+ * is not sized yet, queue the other arrays of its directory (once per
+ * directory and generation).  p may be NULL. */
+void zf_presize_dir(zf_presize *p, zf_gen *g, const zf_node *n);
+
+/* Drop the queued arrays, cancel and join the passes running, free p (NULL
+ * allowed).  Before the generations are freed. */
+void zf_presize_stop(zf_presize *p);
 
 /* Stop the notifier and free every generation at shutdown, including those
  * still held by files or node numbers the kernel never released. */

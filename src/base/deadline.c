@@ -19,6 +19,7 @@ static _Thread_local uint64_t thread_deadline = ZF_DEADLINE_NONE;
 static _Thread_local const int *thread_cancel; /* the request's flag (own or adopted) */
 static _Thread_local request thread_request;
 static _Thread_local int thread_listed;
+static _Thread_local int thread_unattended; /* the request is for no one */
 
 static pthread_mutex_t active_mu = PTHREAD_MUTEX_INITIALIZER;
 static request *active;        /* requests begun and not ended */
@@ -63,6 +64,17 @@ void zf_deadline_clear(void)
     unlist();
     thread_deadline = ZF_DEADLINE_NONE;
     thread_cancel = NULL;
+    thread_unattended = 0;
+}
+
+void zf_deadline_set_unattended(void)
+{
+    thread_unattended = 1;
+}
+
+int zf_deadline_unattended(void)
+{
+    return thread_unattended;
 }
 
 uint64_t zf_deadline_begin(uint64_t abs_ms)
@@ -78,6 +90,7 @@ uint64_t zf_deadline_begin(uint64_t abs_ms)
     thread_listed = 1;
     thread_deadline = abs_ms;
     thread_cancel = &r->cancelled;
+    thread_unattended = 0;
     return r->ticket;
 }
 
@@ -117,7 +130,7 @@ int zf_deadline_cancelled(void)
 
 zf_deadline_ctx zf_deadline_save(void)
 {
-    return (zf_deadline_ctx){thread_deadline, thread_cancel};
+    return (zf_deadline_ctx){thread_deadline, thread_cancel, thread_unattended};
 }
 
 void zf_deadline_restore(zf_deadline_ctx ctx)
@@ -125,6 +138,7 @@ void zf_deadline_restore(zf_deadline_ctx ctx)
     unlist();
     thread_deadline = ctx.abs_ms;
     thread_cancel = ctx.cancel;
+    thread_unattended = ctx.unattended;
 }
 
 /* a helper thread of zf_deadline_workers: fn under the caller's request */

@@ -72,6 +72,16 @@ void zf_deadline_end(void);
  * handler: it takes a lock).  No effect once that request has ended. */
 void zf_deadline_cancel(uint64_t ticket);
 
+/* The calling thread's request (zf_deadline_begin) is for no one: work
+ * done ahead of a request that may come (sizing an array ahead).  Its
+ * failures are not reported: the request that needs the same data meets
+ * them and reports them (chunk/array.h).  Its helpers inherit this with
+ * its deadline; zf_deadline_begin, _end and _clear end it. */
+void zf_deadline_set_unattended(void);
+
+/* 1 if the calling thread works for a request for no one, else 0. */
+int zf_deadline_unattended(void);
+
 /* The process is stopping: every thread's waits end as if their deadline
  * were spent, now and from now on.  Async-signal-safe. */
 void zf_deadline_cancel_all(void);
@@ -88,6 +98,7 @@ int zf_deadline_cancelled(void);
 typedef struct zf_deadline_ctx {
     uint64_t abs_ms;
     const int *cancel;   /* the request's cancellation flag, or NULL */
+    int unattended;      /* zf_deadline_set_unattended */
 } zf_deadline_ctx;
 
 /* The calling thread's deadline and cancellation (valid while its request

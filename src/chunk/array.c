@@ -256,7 +256,8 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_ECORRUPT;
     }
     if (rc != ZF_OK) {
-        if (!zf_deadline_cancelled() && first_report(a, index) && /* not for an abandoned read */
+        if (!zf_deadline_cancelled() && !zf_deadline_unattended() && /* not for an abandoned */
+            first_report(a, index) &&                                 /* read, nor for no one */
             (rc != ZF_EIO || zf_array_news(a, &a->told_read, err)))
             zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                    *err ? ": " : "", err);
@@ -292,7 +293,7 @@ static int report_late(zf_array *a, uint64_t index)
 {
     char key[ZF_KEY_MAX];
     if (chunk_store_key(a, index, key, sizeof key) == ZF_OK && !zf_deadline_cancelled() &&
-        first_report(a, index))
+        !zf_deadline_unattended() && first_report(a, index))
         zf_log("chunk %s/%s: the request's time budget was spent", zf_store_path(a->store), key);
     return ZF_EIO;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/deadline.h"
 #include "base/err.h"
 #include "base/log.h"
 
@@ -252,11 +253,12 @@ static int stamp_stored(const zf_array *a, unsigned flags, seen *v)
 }
 
 /* log that which chunks of a are stored could not be told (v): once per
- * reason and ZF_TOLD_QUIET_MS (every view of the array asks); returns the
- * error for the reads that needed it */
+ * reason and ZF_TOLD_QUIET_MS (every view of the array asks), never for a
+ * request for no one (base/deadline.h); returns the error for the reads
+ * that needed it */
 static int told_unknown(zf_array *a, const seen *v)
 {
-    if (zf_array_news(a, &a->told_list, v->why))
+    if (!zf_deadline_unattended() && zf_array_news(a, &a->told_list, v->why))
         zf_log("%s%s%s: cannot tell which chunks are stored: %s; reads fail until the store "
                "answers", zf_store_path(a->store), *a->path ? "/" : "", a->path, v->why);
     return v->rc == ZF_ENOMEM ? ZF_ENOMEM : ZF_EIO;

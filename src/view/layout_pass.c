@@ -380,18 +380,31 @@ static int claim_shard(pass *p, uint64_t *k)
     return *k < total && !__atomic_load_n(&p->rc, __ATOMIC_RELAXED);
 }
 
+/* has the pass's request been abandoned (cancelled: the process stops, or
+ * its caller went away)?  Then the pass fails (p->rc) rather than go on
+ * reading a local store, whose reads never wait on the request */
+static int abandoned(pass *p)
+{
+    if (!zf_deadline_spent())
+        return 0;
+    int none = ZF_OK;
+    __atomic_compare_exchange_n(&p->rc, &none, ZF_ETIMEDOUT, 0, __ATOMIC_RELAXED,
+                                __ATOMIC_RELAXED);
+    return 1;
+}
+
 static void *pass_worker(void *arg)
 {
     pass *p = arg;
     zf_pass_scratch s = {NULL, {NULL, 0}};
     uint64_t c0, c1;
     int absent;
-    while (p->by_shard && claim_shard(p, &c0)) {
+    while (p->by_shard && !abandoned(p) && claim_shard(p, &c0)) {
         int rc = measure_shard(p, c0, &s);
         if (rc)
             __atomic_store_n(&p->rc, rc, __ATOMIC_RELAXED);
     }
-    while (!p->by_shard && claim(p, &c0, &c1, &absent)) {
+    while (!p->by_shard && !abandoned(p) && claim(p, &c0, &c1, &absent)) {
         int rc = ZF_OK;
         if (absent)
             measure_absent(p->l, c0, c1);

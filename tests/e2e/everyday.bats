@@ -344,6 +344,7 @@ read_all() {
 @test "index cache: bounded by -o index_cache_size, the least recently used removed first" {
     local n
     for n in b c d; do zf_copy_fixture "$NS.zarr" "$T/s/$n"; done
+    ZF_MOUNT_OPTS=(-o presize=0) # the arrays read, none sized ahead
     zf_mount "$T/s"
     read_all a b c # 64 bytes each
     zf_unmount || fail "unmount"

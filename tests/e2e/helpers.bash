@@ -68,8 +68,13 @@ zf_daemon_argv() {
                  --errors-for-leak-kinds=definite
                  "--log-file=${ZF_VG_LOG:-/dev/null}")
     fi
-    ZF_ARGV+=("$ZF_BIN" "$@")
+    ZF_ARGV+=("$ZF_BIN" "${ZF_MOUNT_OPTS[@]}" "$@")
 }
+
+# ZF_MOUNT_OPTS: options (an array) every daemon of a test file gets before
+# its own, e.g. (-o presize=0) where the tests count on each array being
+# sized only when asked
+ZF_MOUNT_OPTS=()
 
 # zf_is_mounted DIR: is DIR a mountpoint right now?  Reads mountinfo only, so
 # it never blocks on a hung FUSE daemon (unlike stat/mountpoint).

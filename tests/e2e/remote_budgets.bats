@@ -65,13 +65,13 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 
 # mount_sized OPTS...: a proxy (no fault yet) and a mount of bud.zarr through
 # it whose b is sized from the persisted index (a first mount sized it), so
-# that reading b fetches its chunks, and a is not sized
+# that reading b fetches its chunks, and a is not sized (nor sized ahead)
 mount_sized() {
     net_proxy "$BATS_TEST_TMPDIR/proxy" "${NGX_HTTP#http://}" 300
-    zf_mount "$PROXY_URL/bucket/bud.zarr" "$@"
+    zf_mount "$PROXY_URL/bucket/bud.zarr" -o presize=0 "$@"
     zf_t stat "$ZF_MNT/b.txt" >/dev/null || fail "stat b.txt: $(tail -n 5 "$ZF_LOG")"
     zf_unmount
-    zf_mount "$PROXY_URL/bucket/bud.zarr" "$@"
+    zf_mount "$PROXY_URL/bucket/bud.zarr" -o presize=0 "$@"
     zf_t stat "$ZF_MNT/b.txt" >/dev/null || fail "stat b.txt after remount: $(tail -n 5 "$ZF_LOG")"
 }
 
@@ -185,6 +185,50 @@ gone_within() {
     zf_t stat "$ZF_MNT/a.txt" >/dev/null || fail "a.txt has no size once the stall is over"
     grep -qx 'chunks_present: 4 of 4' "$ZF_MNT/a.info" || fail "a.info once sized: $(cat "$ZF_MNT/a.info")"
     wait "$pass" || true
+}
+
+# sized_ahead_stalls: a mount of bud.zarr through a proxy where b's chunks
+# stall, and a's stat, which sizes b ahead (-o presize): returns once a
+# request of b's pass stalled
+sized_ahead_stalls() {
+    net_proxy "$BATS_TEST_TMPDIR/proxy" "${NGX_HTTP#http://}" 300
+    zf_mount "$PROXY_URL/bucket/bud.zarr" "$@"
+    stall '/bud.zarr/b/c/'
+    zf_t stat "$ZF_MNT/a.txt" >/dev/null || fail "stat a.txt: $(tail -n 5 "$ZF_LOG")"
+    local deadline=$((SECONDS + 10))
+    until grep -q "/bud.zarr/b/c/.*fault=stall" "$PROXY_LOG"; do
+        ((SECONDS < deadline)) || fail "b was not sized ahead: $(cat "$PROXY_LOG")"
+        sleep 0.1
+    done
+}
+
+@test "budgets: unmount while an array sized ahead (-o presize) waits on a stalled server: the daemon exits within 3 s" {
+    sized_ahead_stalls -o timeout_ms=10000
+    local t0 ms
+    t0=$(date +%s%N)
+    timeout 10 fusermount3 -u "$ZF_MNT" || fail "unmount failed"
+    zf_wait_exit "$ZF_PID" 10 || fail "the daemon still runs 10 s after the unmount"
+    ms=$(ms_since "$t0")
+    ZF_PIDS[-1]=
+    echo "# the daemon exited $ms ms after the unmount (status $ZF_STATUS)" >&3
+    ((ms <= 3000)) || fail "the daemon took $ms ms to exit after the unmount (want 3 s)"
+    [[ $ZF_STATUS == 0 ]] || fail "exit status $ZF_STATUS: $(tail -n 5 "$ZF_LOG")"
+}
+
+@test "budgets: a stat of an array being sized ahead on a stalled server waits for that pass and fails within two budgets, with a log line; the rest reads; once the server answers, it is sized" {
+    sized_ahead_stalls -o timeout_ms=1000,retries=2
+    local t0 ms
+    t0=$(date +%s%N)
+    ! zf_t stat "$ZF_MNT/b.txt" >/dev/null 2>&1 || fail "b.txt sized while its chunks stall"
+    ms=$(ms_since "$t0")
+    echo "# stat b.txt failed after $ms ms" >&3
+    ((ms <= 14000)) || fail "stat b.txt took $ms ms (want two budgets of 6 s at most)"
+    grep -q "bud.zarr/b/c/" "$ZF_LOG" || fail "no log line names b's chunk: $(cat "$ZF_LOG")"
+    zf_t cat "$ZF_MNT/a.txt" >/dev/null || fail "a.txt does not read: $(tail -n 5 "$ZF_LOG")"
+    net_proxy_set '{}'
+    zf_t stat "$ZF_MNT/b.txt" >/dev/null || fail "b.txt has no size once the stall is over"
+    [[ $(zf_t cat "$ZF_MNT/b.txt" | wc -c) == $(stat -c %s "$ZF_MNT/b.txt") ]] \
+        || fail "b.txt's size is not its text's"
 }
 
 # h2_first_stats URL CA N: N fresh mounts of URL (each without a persisted

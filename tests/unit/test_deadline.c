@@ -290,7 +290,7 @@ static void test_cancel_all(void)
 /* zf_deadline_workers: n threads run the function, each under the
  * caller's deadline and cancellation, and all have ended when it returns */
 typedef struct crew {
-    int runs, saw_deadline, saw_cancel, on_caller; /* atomic */
+    int runs, saw_deadline, saw_cancel, on_caller, saw_unattended; /* atomic */
     pthread_t caller;
     uint64_t want_ms;
 } crew;
@@ -305,6 +305,7 @@ static void *crew_member(void *arg)
     __atomic_fetch_add(&c->saw_deadline, zf_deadline_save().abs_ms == c->want_ms,
                        __ATOMIC_RELAXED);
     __atomic_fetch_add(&c->saw_cancel, zf_deadline_cancelled(), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->saw_unattended, zf_deadline_unattended(), __ATOMIC_RELAXED);
     return NULL;
 }
 
@@ -330,6 +331,27 @@ static void test_workers(void)
     crew f = {.caller = pthread_self()};
     zf_deadline_workers(0, crew_member, &f);
     CHECK(f.runs == 1 && f.on_caller == 1, "0 or 1: the caller alone (%d)", f.runs);
+    CHECK(c.saw_unattended + d.saw_unattended + e.saw_unattended == 0, "attended requests");
+}
+
+/* a request for no one: its helpers are too; begin, end and clear end it */
+static void test_unattended(void)
+{
+    CHECK(!zf_deadline_unattended(), "no request: attended");
+    zf_deadline_begin(ZF_DEADLINE_NONE);
+    zf_deadline_set_unattended();
+    crew c = {.caller = pthread_self(), .want_ms = ZF_DEADLINE_NONE};
+    zf_deadline_workers(4, crew_member, &c);
+    CHECK(c.runs == 4 && c.saw_unattended == 4, "every helper works for no one (%d)",
+          c.saw_unattended);
+    zf_deadline_end();
+    CHECK(!zf_deadline_unattended(), "ended with the request");
+    zf_deadline_set_unattended();
+    zf_deadline_begin(ZF_DEADLINE_NONE);
+    CHECK(!zf_deadline_unattended(), "a new request is attended");
+    zf_deadline_set_unattended();
+    zf_deadline_clear();
+    CHECK(!zf_deadline_unattended(), "cleared with the request");
 }
 
 int main(void)
@@ -343,6 +365,7 @@ int main(void)
     test_cancel_wait();
     test_cancel_helper();
     test_workers(); /* (before test_cancel_all: the process stops for good there) */
+    test_unattended();
     test_cancel_all();
     return check_summary("test_deadline");
 }
