@@ -73,10 +73,12 @@ void zf_deadline_end(void);
 void zf_deadline_cancel(uint64_t ticket);
 
 /* The calling thread's request (zf_deadline_begin) is for no one: work
- * done ahead of a request that may come (sizing an array ahead).  Its
- * failures are not reported: the request that needs the same data meets
- * them and reports them (chunk/array.h).  Its helpers inherit this with
- * its deadline; zf_deadline_begin, _end and _clear end it. */
+ * done ahead of a request that may come (sizing an array ahead).  The
+ * store's failures it meets are not reported: they are not kept, and the
+ * request that needs the same data meets them again and reports them
+ * (damage, a verdict kept, is reported whoever finds it).  Its helpers
+ * inherit this with its deadline; zf_deadline_begin, _end and _clear end
+ * it. */
 void zf_deadline_set_unattended(void);
 
 /* 1 if the calling thread works for a request for no one, else 0. */

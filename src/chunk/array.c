@@ -256,12 +256,16 @@ static int load_into(zf_array *a, uint64_t index, int64_t *buf, zf_store_buf *ra
         return ZF_ECORRUPT;
     }
     if (rc != ZF_OK) {
-        if (!zf_deadline_cancelled() && !zf_deadline_unattended() && /* not for an abandoned */
-            first_report(a, index) &&                                 /* read, nor for no one */
-            (rc != ZF_EIO || zf_array_news(a, &a->told_read, err)))
+        /* a failure of the store is for the read that meets it, not for an
+         * abandoned one nor one for no one (it is not kept: the next read
+         * meets it again); damage is a verdict on the bytes, kept: said
+         * when found, whoever finds it */
+        int failure = rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE;
+        if (!zf_deadline_cancelled() && !(failure && zf_deadline_unattended()) &&
+            first_report(a, index) && (rc != ZF_EIO || zf_array_news(a, &a->told_read, err)))
             zf_log("chunk %s/%s: %s%s%s", zf_store_path(a->store), key, zf_strerror(rc),
                    *err ? ": " : "", err);
-        return rc == ZF_ENOMEM || rc == ZF_EIO || rc == ZF_ESTALE ? rc : ZF_ECORRUPT;
+        return failure ? rc : ZF_ECORRUPT;
     }
     return ZF_OK;
 }
