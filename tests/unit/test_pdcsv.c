@@ -125,16 +125,16 @@ static void check_measure(void)
                     int64_t only = run % 4 == 0 ? random_value(&st) % 5000 * 86400 : 0;
                     for (size_t i = 0; i < n; i++) /* some runs of whole days only */
                         v[i] = only && i % 3 ? only : random_value(&st);
-                    if (run == 1) /* where day counts gain a digit: +-10^k days, +-1 tick */
-                        for (size_t i = 0; i < 19 * 6 && i < 256; i++) {
+                    if (run == 1) /* where day counts gain a digit: +-10^k days (k <= 18), +-1 */
+                        for (size_t i = 0; i < 18 * 6; i++) {
                             int64_t day = pd.ns_per_tick && 86400 * NS % pd.ns_per_tick == 0
                                               ? 86400 * NS / pd.ns_per_tick : 1, t;
                             int64_t sign = i % 2 ? -1 : 1, e = (int64_t)(i / 6) + 1;
                             if (__builtin_mul_overflow(pow10(e) * sign, day, &t))
-                                t = sign > 0 ? INT64_MAX : INT64_MIN + 1;
-                            v[i] = t + (int64_t)(i / 2 % 3) - 1;
+                                t = sign > 0 ? INT64_MAX - 1 : INT64_MIN + 2; /* (+-1: no NaT) */
+                            v[i] = t + ((int64_t)(i / 2 % 3) - 1);
                             if (i < 6 && !__builtin_mul_overflow(i % 2 ? -719162 : 2932897, day, &t))
-                                v[i] = t + (int64_t)(i / 2 % 3) - 1; /* years 1 and 10000 */
+                                v[i] = t + ((int64_t)(i / 2 % 3) - 1); /* years 1 and 10000 */
                             n = i + 1;
                         }
                     zf_pdsum got = {0, 0, 0, 0}, want = {0, 0, 0, 0};
