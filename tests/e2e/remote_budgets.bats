@@ -75,6 +75,21 @@ mount_sized() {
     zf_t stat "$ZF_MNT/b.txt" >/dev/null || fail "stat b.txt after remount: $(tail -n 5 "$ZF_LOG")"
 }
 
+# stops_within WHAT MS CMD...: CMD (WHAT: what it does) stops the latest
+# daemon, which exits with status 0 within MS milliseconds of it
+stops_within() {
+    local what=$1 limit=$2 t0 ms
+    shift 2
+    t0=$(date +%s%N)
+    "$@" || fail "$what failed"
+    zf_wait_exit "$ZF_PID" 10 || fail "the daemon still runs 10 s after $what"
+    ms=$(ms_since "$t0")
+    ZF_PIDS[-1]=
+    echo "# the daemon exited $ms ms after $what (status $ZF_STATUS)" >&3
+    ((ms <= limit)) || fail "the daemon took $ms ms to exit after $what ($limit ms allowed)"
+    [[ $ZF_STATUS == 0 ]] || fail "exit status $ZF_STATUS after $what: $(tail -n 5 "$ZF_LOG")"
+}
+
 # started CMD...: run CMD in the background with SIGINT at its default (a
 # shell's background job starts with it ignored); RB_BG gets its pid
 started() {
@@ -97,7 +112,7 @@ gone_within() {
     # the default budget (60 s): the daemon used to wait for it
     mount_sized -o timeout_ms=10000
     stall '/bud.zarr/[ab]/c/'
-    local callers=() pid t0 ms
+    local callers=() pid
     started stat "$ZF_MNT/a.txt"; callers+=("$RB_BG")       # a's size pass
     started cat "$ZF_MNT/b.txt"; callers+=("$RB_BG")        # b's chunks
     started dd if="$ZF_MNT/b.txt" of=/dev/null bs=4k count=1 iflag=direct; callers+=("$RB_BG")
@@ -106,14 +121,7 @@ gone_within() {
     for pid in "${callers[@]}"; do
         kill -0 "$pid" 2>/dev/null || fail "a caller returned before the signal: the stall did not hold it"
     done
-    t0=$(date +%s%N)
-    kill -TERM "$ZF_PID"
-    zf_wait_exit "$ZF_PID" 10 || fail "the daemon still runs 10 s after SIGTERM"
-    ms=$(ms_since "$t0")
-    ZF_PIDS[-1]=
-    echo "# the daemon exited $ms ms after SIGTERM (status $ZF_STATUS)" >&3
-    ((ms <= 3000)) || fail "the daemon took $ms ms to exit after SIGTERM (want 2 s)"
-    [[ $ZF_STATUS == 0 ]] || fail "exit status $ZF_STATUS after SIGTERM: $(tail -n 5 "$ZF_LOG")"
+    stops_within SIGTERM 3000 kill -TERM "$ZF_PID"
     ! zf_is_mounted "$ZF_MNT" || fail "the mount is still there after the daemon exited"
     for pid in "${callers[@]}"; do
         gone_within "$pid" 1000 || fail "a caller on the mount is still blocked after the daemon exited"
@@ -204,15 +212,7 @@ sized_ahead_stalls() {
 
 @test "budgets: unmount while an array sized ahead (-o presize) waits on a stalled server: the daemon exits within 3 s" {
     sized_ahead_stalls -o timeout_ms=10000
-    local t0 ms
-    t0=$(date +%s%N)
-    timeout 10 fusermount3 -u "$ZF_MNT" || fail "unmount failed"
-    zf_wait_exit "$ZF_PID" 10 || fail "the daemon still runs 10 s after the unmount"
-    ms=$(ms_since "$t0")
-    ZF_PIDS[-1]=
-    echo "# the daemon exited $ms ms after the unmount (status $ZF_STATUS)" >&3
-    ((ms <= 3000)) || fail "the daemon took $ms ms to exit after the unmount (want 3 s)"
-    [[ $ZF_STATUS == 0 ]] || fail "exit status $ZF_STATUS: $(tail -n 5 "$ZF_LOG")"
+    stops_within "the unmount" 3000 timeout 10 fusermount3 -u "$ZF_MNT"
 }
 
 @test "budgets: a stat of an array being sized ahead on a stalled server waits for that pass and fails within two budgets, with a log line; the rest reads; once the server answers, it is sized" {
