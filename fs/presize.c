@@ -10,7 +10,8 @@
  *
  * Bounds: once per directory and generation of the tree; the directory's
  * arrays in name order whose values (8 bytes each, as decoded) add up to at
- * most -o presize bytes (0: none); ZF_PRESIZE_THREADS passes at once.  A
+ * most -o presize bytes (0: none); ZF_PRESIZE_THREADS passes at once, on
+ * threads started when first needed.  A
  * background pass is the pass a request would run (zf_layout_size): a
  * request for the same array waits for it within its own deadline, its
  * result is persisted like any other, and a failure is kept for no one, so
@@ -102,17 +103,23 @@ zf_presize *zf_presize_start(zf_fs *fs, uint64_t budget)
     p->tail = &p->head;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->wake, NULL);
-    for (unsigned i = 0; budget && i < ZF_PRESIZE_THREADS; i++) {
-        p->slots[i].p = p;
-        if (pthread_create(&p->slots[i].thread, NULL, worker, &p->slots[i]) != 0) {
-            zf_log_warn("cannot start a thread; %u arrays are sized ahead at once", i);
-            break;
+    return p;
+}
+
+/* have a thread for each of `jobs` jobs, at most ZF_PRESIZE_THREADS (lock
+ * held): started when first needed, so that a mount that never sizes ahead
+ * has none */
+static void start_threads(zf_presize *p, unsigned jobs)
+{
+    while (p->nthreads < jobs && p->nthreads < ZF_PRESIZE_THREADS) {
+        slot *s = &p->slots[p->nthreads];
+        s->p = p;
+        if (pthread_create(&s->thread, NULL, worker, s) != 0) {
+            zf_log_warn("cannot start a thread; %u arrays are sized ahead at once", p->nthreads);
+            return; /* (with none, the jobs wait for the stop, which drops them) */
         }
         p->nthreads++;
     }
-    if (!p->nthreads)
-        p->budget = 0;
-    return p;
 }
 
 /* has directory ino of generation g been sized ahead?  Marks it so (lock
@@ -159,6 +166,7 @@ void zf_presize_dir(zf_presize *p, zf_gen *g, const zf_node *n)
     const zf_node *d = zf_tree_node(g->tree, n->parent);
     if (!p->stopping && d && !seen_before(p, g, d->ino)) {
         uint64_t left = p->budget;
+        unsigned jobs = 0;
         for (size_t i = 0; i < d->nchildren; i++) {
             const zf_node *c = zf_tree_child(g->tree, d, i);
             if (c->is_dir || c->view != ZF_VIEW_TXT || c->layout == n->layout ||
@@ -170,7 +178,9 @@ void zf_presize_dir(zf_presize *p, zf_gen *g, const zf_node *n)
             if (queue(p, g, c))
                 break;
             left -= nelems * 8;
+            jobs++;
         }
+        start_threads(p, jobs);
         pthread_cond_broadcast(&p->wake);
     }
     pthread_mutex_unlock(&p->mu);

@@ -123,10 +123,10 @@ void zf_gen_recheck_soon(zf_fs *fs);
  * unmounted); waits for a re-check in progress. */
 void zf_gen_stop_notifier(zf_fs *fs);
 
-/* Start sizing ahead (ZF_PRESIZE_THREADS threads, after fuse_daemonize)
- * the other arrays of a directory whose first array is sized, at most
- * budget bytes of values (8 per value) per directory; 0: never (no
- * threads).  NULL without memory. */
+/* Set up sizing ahead the other arrays of a directory whose first array is
+ * sized, at most budget bytes of values (8 per value) per directory; 0:
+ * never.  Its threads (ZF_PRESIZE_THREADS at most) start with the first
+ * arrays queued, so after fuse_daemonize.  NULL without memory. */
 zf_presize *zf_presize_start(zf_fs *fs, uint64_t budget);
 
 /* Node n of generation g is about to be sized by a request: if its array
